@@ -1,0 +1,29 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// One project per workspace package, so `pnpm test` runs every package's tests and a
+// failure names the package. `source` resolves workspace packages to their TypeScript.
+const project = (name: string, root: string) => ({
+  extends: true as const,
+  test: { name, root, include: ['**/*.test.ts'], exclude: ['**/node_modules/**', '**/dist/**'] },
+});
+
+export default defineConfig({
+  resolve: { conditions: ['source'] },
+  ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    globalSetup: [fileURLToPath(new URL('./tests/support/global-setup.ts', import.meta.url))],
+    projects: [
+      project('chain', 'packages/chain'),
+      project('devshard', 'packages/devshard'),
+      project('devnet', 'packages/devnet'),
+      project('shared', 'packages/shared'),
+      project('proxy', 'apps/proxy'),
+      project('controller', 'apps/controller'),
+      project('cli', 'apps/cli'),
+      project('e2e', 'tests'),
+    ],
+  },
+});
