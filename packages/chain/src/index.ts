@@ -12,6 +12,11 @@ export {
   signDigest65,
   verifyDigest64,
 } from './crypto/secp256k1.js';
+export {
+  DIRECT_SIGNING_SCHEMES,
+  type DirectSigningScheme,
+  directRequestMessage,
+} from './direct/message.js';
 export { concat, type ProtoField, ProtoWriter, readFields } from './encoding/proto.js';
 export {
   type DevshardSettlementHostStats,
@@ -27,3 +32,4 @@ export {
   type MsgCreateDevshardEscrow,
   type MsgSettleDevshardEscrow,
 } from './tx/escrow-messages.js';
+export { txHash } from './tx/tx-hash.js';
