@@ -19,6 +19,13 @@ export {
 } from './direct/message.js';
 export { concat, type ProtoField, ProtoWriter, readFields } from './encoding/proto.js';
 export {
+  BASE_DENOM,
+  buildUnorderedTx,
+  type SignedTx,
+  type TxFee,
+  type UnorderedTxInput,
+} from './tx/build-tx.js';
+export {
   type DevshardSettlementHostStats,
   type DevshardSlotSignature,
   decodeHostStats,
