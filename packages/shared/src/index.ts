@@ -1,1 +1,42 @@
-export {};
+// Public surface of @gonka-gateway/shared.
+export { hashApiKey, matchesKeyHash, parseAdminKey, parseUserKeys } from './config/api-keys.js';
+export {
+  ConfigError,
+  type EscrowMode,
+  type GatewayConfig,
+  loadConfig,
+  secretValues,
+} from './config/load-config.js';
+export type { PreregisteredEscrow } from './config/preregistered-escrows.js';
+export {
+  LOG_LEVELS,
+  POC_REQUEST_MODES,
+  type PocRequestMode,
+  VARIABLES,
+  type VariableName,
+  type VariableSpec,
+} from './config/variables.js';
+export { type Database, ensureDatabaseExists, type GatewayDb, openDatabase, sqlState } from './db/client.js';
+export { MIGRATIONS_FOLDER, runMigrations } from './db/migrate.js';
+export * as schema from './db/schema.js';
+export { bootstrapSettings, DEFAULT_ESCROW_ROTATION, readSettings } from './db/settings.js';
+export {
+  ERROR_TABLE,
+  type ErrorCode,
+  GatewayError,
+  type OpenAIErrorBody,
+  openAIErrorSchema,
+  toErrorResponse,
+} from './errors.js';
+export { createLogger, type Logger, type LoggerOptions } from './logger.js';
+export { createMetricsRegistry, METRIC_PREFIX } from './metrics.js';
+export { closeRedis, openRedis } from './redis/client.js';
+export { type RedisKeys, redisKeys } from './redis/keys.js';
+export {
+  decodePoolState,
+  encodePoolState,
+  POOL_STATUSES,
+  type PoolEscrowState,
+  PoolStateCodecError,
+  type PoolStatus,
+} from './redis/pool-state.js';

@@ -1,0 +1,193 @@
+// Every environment variable the gateway reads: spec §2.10 plus what the split design needs
+// (architecture.md §1). The README's configuration table is generated from this list
+// (`pnpm tsx scripts/config-table.ts`), so defaults and meanings cannot drift apart.
+import { parseAdminKey, parseUserKeys } from './api-keys.js';
+import {
+  hexBytes,
+  httpUrl,
+  nonEmpty,
+  nonNegativeInt,
+  oneOf,
+  onOff,
+  port,
+  positiveInt,
+  uint64,
+  urlWithScheme,
+} from './parsers.js';
+import { parsePreregisteredEscrows } from './preregistered-escrows.js';
+
+export interface VariableSpec<T> {
+  /** Default as written in an env file; undefined = no default (optional or required, see below). */
+  default?: string;
+  required?: boolean;
+  /** Secret values are never echoed in errors, logs or the config table. */
+  secret?: boolean;
+  meaning: string;
+  parse: (raw: string) => T;
+}
+
+const spec = <T>(s: VariableSpec<T>) => s;
+
+export const POC_REQUEST_MODES = ['off', 'relaxed'] as const;
+export type PocRequestMode = (typeof POC_REQUEST_MODES)[number];
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const VARIABLES = {
+  DEVSHARD_PRIVATE_KEY: spec({
+    secret: true,
+    meaning:
+      'Escrow creator private key: 64 hex characters, no 0x. Dedicated wallet; its address must be on the chain allowlist. Optional when every escrow names its own key variable.',
+    parse: hexBytes(32),
+  }),
+  DEVSHARD_API_KEYS: spec({
+    secret: true,
+    default: '',
+    meaning: 'User API keys, comma-separated; each `sk-` plus 48 hex characters (`pnpm gwctl keys new`).',
+    parse: parseUserKeys,
+  }),
+  DEVSHARD_ADMIN_API_KEY: spec({
+    secret: true,
+    required: true,
+    meaning: 'Admin API key: `sk-admin-` plus 48 hex characters.',
+    parse: parseAdminKey,
+  }),
+  DEVSHARD_INSTANCE_NAME: spec({ default: 'devshardctl-multi', meaning: 'Instance name.', parse: nonEmpty }),
+  DEVSHARDS_JSON: spec({
+    meaning:
+      'JSON array of pre-registered escrows `[{"escrow_id":1,"model_id":"…","active":true,"private_key_env":"…"}]`; `[]` for multi-escrow mode. Set this or DEVSHARD_ESCROW_ID.',
+    parse: parsePreregisteredEscrows,
+  }),
+  DEVSHARD_ESCROW_ID: spec({
+    meaning: 'Single-escrow mode: the escrow id. Set this or DEVSHARDS_JSON.',
+    parse: uint64,
+  }),
+  DEVSHARD_CHAIN_REST: spec({
+    default: 'http://127.0.0.1:1317',
+    meaning: 'Chain REST (LCD) base URL.',
+    parse: httpUrl,
+  }),
+  DEVSHARD_TX_QUERY_REST: spec({
+    meaning: 'Chain REST base for transaction queries; defaults to DEVSHARD_CHAIN_REST.',
+    parse: httpUrl,
+  }),
+  DEVSHARD_PUBLIC_API: spec({
+    default: 'http://127.0.0.1:9000',
+    meaning: 'Public node base URL; also the source of live epoch/phase data.',
+    parse: httpUrl,
+  }),
+  DEVSHARD_PORT: spec({
+    default: '8080',
+    meaning: 'Port the proxy (client-facing API) listens on.',
+    parse: port,
+  }),
+  DEVSHARD_STORAGE_DIR: spec({
+    default: '/root/.devshardctl',
+    meaning:
+      'State directory for local exports (a copy of every finalize document). Postgres is the system of record.',
+    parse: nonEmpty,
+  }),
+  DEVSHARD_STORAGE_HOST_DIR: spec({
+    default: '.devshardctl',
+    meaning: 'Host directory mounted at DEVSHARD_STORAGE_DIR (deploy/ compose file only).',
+    parse: nonEmpty,
+  }),
+  DEVSHARD_MODEL: spec({
+    default: 'Qwen/Qwen3-235B-A22B-Instruct-2507-FP8',
+    meaning: 'Default model for requests that name none and for new escrows.',
+    parse: nonEmpty,
+  }),
+  GATEWAY_MAX_CONCURRENT_REQUESTS: spec({
+    default: '512',
+    meaning: 'Chat requests in flight across all proxy replicas; 0 = no limit.',
+    parse: nonNegativeInt,
+  }),
+  GATEWAY_MAX_INPUT_TOKENS_IN_FLIGHT: spec({
+    default: '0',
+    meaning: 'Estimated input tokens in flight across all replicas; 0 = no limit.',
+    parse: nonNegativeInt,
+  }),
+  GATEWAY_DEFAULT_MAX_TOKENS: spec({
+    default: '3072',
+    meaning: 'max_tokens for requests that set none (bootstraps settings on first start).',
+    parse: positiveInt,
+  }),
+  GATEWAY_MAX_TOKENS_CAP: spec({
+    default: '4096',
+    meaning: 'Upper cap on max_tokens (bootstraps settings on first start).',
+    parse: positiveInt,
+  }),
+  DEVSHARD_TX_GAS_LIMIT: spec({
+    default: '700000',
+    meaning: 'Gas limit per chain transaction.',
+    parse: uint64,
+  }),
+  DEVSHARD_POC_REQUEST_MODE: spec({
+    default: 'relaxed',
+    meaning: '`relaxed`: serve while the network runs PoC; `off`: block new chat requests during PoC.',
+    parse: oneOf(POC_REQUEST_MODES),
+  }),
+  DEVSHARD_CAPACITY_AWARE_LIMITS: spec({
+    default: 'on',
+    meaning: '`on`: weight escrow selection by host capacity; `off`: by in-flight count only.',
+    parse: onOff,
+  }),
+  DEVSHARD_GATEWAY_DISABLED: spec({
+    default: 'off',
+    meaning: 'First start only: bootstrap the disabled state (308 redirect of non-admin routes).',
+    parse: onOff,
+  }),
+  DEVSHARD_GATEWAY_DISABLED_MESSAGE: spec({
+    default: '',
+    meaning: 'First start only: message returned to redirected clients.',
+    parse: (raw: string) => raw,
+  }),
+  DEVSHARD_GATEWAY_DISABLED_NEW_URL: spec({
+    meaning: 'First start only: where redirected clients should go (required when disabled).',
+    parse: httpUrl,
+  }),
+  DATABASE_URL: spec({
+    secret: true,
+    default: 'postgres://postgres@127.0.0.1:5432/gonka_gateway',
+    meaning: 'Postgres URL (system of record). The controller creates the database if it is missing.',
+    parse: urlWithScheme(['postgres', 'postgresql']),
+  }),
+  REDIS_URL: spec({
+    secret: true,
+    default: 'redis://127.0.0.1:6379',
+    meaning: 'Redis URL (pool state, leases, limiter, queues).',
+    parse: urlWithScheme(['redis', 'rediss']),
+  }),
+  REDIS_KEY_PREFIX: spec({
+    default: 'gw:',
+    meaning: 'Prefix of every Redis key and BullMQ queue of this gateway.',
+    parse: nonEmpty,
+  }),
+  GATEWAY_LISTEN_HOST: spec({
+    default: '127.0.0.1',
+    meaning: 'Address the proxy and controller bind (0.0.0.0 inside a container).',
+    parse: nonEmpty,
+  }),
+  GATEWAY_PROXY_INTERNAL_URL: spec({
+    meaning: 'URL other replicas use to reach this proxy; defaults to http://127.0.0.1:DEVSHARD_PORT.',
+    parse: httpUrl,
+  }),
+  GATEWAY_REPLICA_ID: spec({
+    meaning: 'Unique id of this proxy replica; defaults to hostname-port.',
+    parse: nonEmpty,
+  }),
+  GATEWAY_CONTROLLER_PORT: spec({ default: '8081', meaning: 'Port the controller listens on.', parse: port }),
+  GATEWAY_CONTROLLER_URL: spec({
+    meaning:
+      'Controller URL the proxy forwards admin routes to; defaults to http://127.0.0.1:GATEWAY_CONTROLLER_PORT.',
+    parse: httpUrl,
+  }),
+  GATEWAY_ENCRYPTION_KEY: spec({
+    secret: true,
+    meaning:
+      'AES-256-GCM key (64 hex) that encrypts private keys given in request bodies before they are stored. Without it, such requests are refused.',
+    parse: hexBytes(32),
+  }),
+  LOG_LEVEL: spec({ default: 'info', meaning: 'pino log level.', parse: oneOf(LOG_LEVELS) }),
+} satisfies Record<string, VariableSpec<unknown>>;
+
+export type VariableName = keyof typeof VARIABLES;

@@ -1,0 +1,59 @@
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import postgres, { type Sql } from 'postgres';
+import * as schema from './schema.js';
+
+export type GatewayDb = PostgresJsDatabase<typeof schema>;
+
+export interface Database {
+  sql: Sql;
+  db: GatewayDb;
+  close(): Promise<void>;
+}
+
+export function openDatabase(
+  url: string,
+  options: { max?: number; applicationName?: string } = {},
+): Database {
+  const sql = postgres(url, {
+    max: options.max ?? 10,
+    // Notices such as "schema already exists" are noise; errors still throw.
+    onnotice: () => {},
+    connection: { application_name: options.applicationName ?? 'gonka-gateway' },
+  });
+  return { sql, db: drizzle(sql, { schema }), close: () => sql.end({ timeout: 5 }) };
+}
+
+/** SQLSTATE of a postgres.js error, to branch on codes rather than text. */
+export function sqlState(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err
+    ? String((err as { code: unknown }).code)
+    : undefined;
+}
+
+/**
+ * Creates the database named in `url` when it does not exist yet (a fresh machine), connecting to
+ * the server's `postgres` maintenance database. Safe when several processes race to create it.
+ */
+export async function ensureDatabaseExists(url: string): Promise<void> {
+  const probe = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await probe`select 1`;
+    return;
+  } catch (err) {
+    if (sqlState(err) !== '3D000') throw err;
+  } finally {
+    await probe.end({ timeout: 5 });
+  }
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  const maintenance = new URL(url);
+  maintenance.pathname = '/postgres';
+  const admin = postgres(maintenance.toString(), { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database "${name.replace(/"/g, '""')}"`);
+  } catch (err) {
+    if (sqlState(err) !== '42P04') throw err; // created by a concurrent starter
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}

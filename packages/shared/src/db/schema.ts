@@ -1,0 +1,263 @@
+// The system of record (architecture.md §4). Money and chain integers are uint64 (numeric(20,0) ↔
+// bigint); raw protocol bytes are bytea and kept exactly as signed. Later features add their
+// tables as new migrations (`pnpm db:generate`), never by editing an applied one.
+import { sql } from 'drizzle-orm';
+import {
+  type AnyPgColumn,
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import { bytes, uint64 } from './columns.js';
+
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow();
+
+/** One row (id = 1): the admin settings of spec §2.4, bootstrapped from env on first start only. */
+export const settings = pgTable(
+  'settings',
+  {
+    id: smallint('id').primaryKey().default(1),
+    defaultRequestMaxTokens: integer('default_request_max_tokens').notNull(),
+    requestMaxTokensCap: integer('request_max_tokens_cap').notNull(),
+    /** [{model_id, access_mode: 'admin_only' | 'api_key'}] */
+    modelLimits: jsonb('model_limits').notNull().default(sql`'[]'::jsonb`),
+    escrowRotation: jsonb('escrow_rotation').notNull(),
+    disabled: jsonb('disabled').notNull(),
+    /** Bumped on every change, so replicas can tell a stale cached copy. */
+    revision: bigint('revision', { mode: 'bigint' }).notNull().default(sql`1`),
+    updatedAt: updatedAt(),
+  },
+  (t) => [check('settings_single_row', sql`${t.id} = 1`)],
+);
+
+export const ESCROW_STATES = [
+  'creating',
+  'active',
+  'draining',
+  'finalizing',
+  'finalized',
+  'settling',
+  'settled',
+  'failed',
+] as const;
+export type EscrowState = (typeof ESCROW_STATES)[number];
+export const ESCROW_ROLES = ['manual', 'regular', 'temp'] as const;
+
+/** A CHECK that a text column holds one of the listed values (drizzle's enum option only types it). */
+function inList(column: AnyPgColumn, values: readonly string[]) {
+  return sql`${column} in (${sql.raw(values.map((v) => `'${v}'`).join(', '))})`;
+}
+
+/** Escrows (devshards) the gateway knows, with their lifecycle state (architecture.md §3). */
+export const escrows = pgTable(
+  'escrows',
+  {
+    escrowId: uint64('escrow_id').primaryKey(),
+    chainId: text('chain_id').notNull(),
+    modelId: text('model_id').notNull(),
+    creator: text('creator').notNull(),
+    amount: uint64('amount').notNull(),
+    epochIndex: uint64('epoch_index').notNull(),
+    /** Runtime name / state-root tag the session is pinned to (e.g. `v5`). */
+    version: text('version').notNull(),
+    state: text('state', { enum: ESCROW_STATES }).notNull(),
+    /** Local flag (spec §2.1 `active`): false = registered but not routed (import, deactivate). */
+    active: boolean('active').notNull().default(true),
+    /** `regular` or `temp` (rotation bridge) escrows are rotated; `manual` ones are the operator's. */
+    role: text('role', { enum: ESCROW_ROLES }).notNull().default('manual'),
+    /** The on-chain escrow row frozen at registration (slots, prices, fees, timeouts). */
+    chainRow: jsonb('chain_row').notNull(),
+    /** Where the creator key comes from: an env variable name, or an encrypted blob below. */
+    signerKeyEnv: text('signer_key_env'),
+    signerKeyEncrypted: bytes('signer_key_encrypted'),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('escrows_state_model_idx').on(t.state, t.modelId),
+    check('escrows_state_known', inList(t.state, ESCROW_STATES)),
+    check('escrows_role_known', inList(t.role, ESCROW_ROLES)),
+    check('escrows_signer_key_source', sql`${t.signerKeyEnv} is null or ${t.signerKeyEncrypted} is null`),
+  ],
+);
+
+/**
+ * Head of each escrow's session: the last durable nonce and the fencing token of its current
+ * writer. A diff insert succeeds only when nonce = last_nonce + 1 and the token is current
+ * (architecture.md §2.3), so a stale owner can never sign a second diff for a nonce.
+ */
+export const sessionHeads = pgTable('session_heads', {
+  escrowId: uint64('escrow_id')
+    .primaryKey()
+    .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+  lastNonce: uint64('last_nonce').notNull().default(sql`0`),
+  fencingToken: bigint('fencing_token', { mode: 'bigint' }).notNull().default(sql`0`),
+  updatedAt: updatedAt(),
+});
+
+/** Every signed diff, written before it is sent (write-ahead); bytes exactly as signed. */
+export const sessionDiffs = pgTable(
+  'session_diffs',
+  {
+    escrowId: uint64('escrow_id')
+      .notNull()
+      .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+    nonce: uint64('nonce').notNull(),
+    /** DiffContent fields 1–2 (nonce, txs) as sent in DiffJSON.txs. */
+    txs: bytes('txs').notNull(),
+    userSig: bytes('user_sig').notNull(),
+    postStateRoot: bytes('post_state_root'),
+    /** Warm-key bindings this diff introduced (devshard-protocol.md §5.7), so replay needs no chain. */
+    warmKeyBindings: jsonb('warm_key_bindings'),
+    fencingToken: bigint('fencing_token', { mode: 'bigint' }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.escrowId, t.nonce] })],
+);
+
+/** Host-proposed transactions waiting for the next diff (original bytes, deduplicated). */
+export const sessionPendingTxs = pgTable(
+  'session_pending_txs',
+  {
+    escrowId: uint64('escrow_id')
+      .notNull()
+      .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+    dedupKey: text('dedup_key').notNull(),
+    tx: bytes('tx').notNull(),
+    priority: smallint('priority').notNull(),
+    /** Nonce of the diff that carried it; null while pending. */
+    includedInNonce: uint64('included_in_nonce'),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.escrowId, t.dedupKey] })],
+);
+
+/** Per-host progress: the highest nonce each host index is known to hold. */
+export const sessionHostProgress = pgTable(
+  'session_host_progress',
+  {
+    escrowId: uint64('escrow_id')
+      .notNull()
+      .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+    hostAddress: text('host_address').notNull(),
+    syncedNonce: uint64('synced_nonce').notNull().default(sql`0`),
+    lastError: text('last_error'),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.escrowId, t.hostAddress] })],
+);
+
+/** State signatures collected per slot and nonce (receipt events, GET signatures, finalize). */
+export const sessionStateSignatures = pgTable(
+  'session_state_signatures',
+  {
+    escrowId: uint64('escrow_id')
+      .notNull()
+      .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+    nonce: uint64('nonce').notNull(),
+    slotId: integer('slot_id').notNull(),
+    stateRoot: bytes('state_root').notNull(),
+    signature: bytes('signature').notNull(),
+    signer: text('signer').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.escrowId, t.nonce, t.slotId] })],
+);
+
+/** The finalize document (spec §2.2, protocol §8.3), stored before settlement is attempted. */
+export const finalizeDocuments = pgTable('finalize_documents', {
+  escrowId: uint64('escrow_id')
+    .primaryKey()
+    .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+  nonce: uint64('nonce').notNull(),
+  version: text('version').notNull(),
+  stateRoot: bytes('state_root').notNull(),
+  fees: uint64('fees').notNull(),
+  document: jsonb('document').notNull(),
+  createdAt: createdAt(),
+});
+
+export const CHAIN_TX_KINDS = ['create_escrow', 'settle_escrow', 'publish_pubkey'] as const;
+export const CHAIN_TX_STATUSES = [
+  'prepared',
+  'broadcast',
+  'included',
+  'failed',
+  'unknown',
+  'expired',
+] as const;
+
+/**
+ * Chain transactions, recorded with their precomputed hash and raw bytes BEFORE broadcast, so a
+ * crash between broadcast and result is reconciled against the chain instead of retried blindly.
+ * `business_key` makes one request (or one rotation slot) map to at most one live tx.
+ */
+export const chainTxCommitments = pgTable(
+  'chain_tx_commitments',
+  {
+    txHash: text('tx_hash').primaryKey(),
+    kind: text('kind', { enum: CHAIN_TX_KINDS }).notNull(),
+    businessKey: text('business_key').notNull(),
+    escrowId: uint64('escrow_id'),
+    txBytes: bytes('tx_bytes').notNull(),
+    status: text('status', { enum: CHAIN_TX_STATUSES }).notNull(),
+    /** After this the tx can no longer land (timeout_timestamp plus margin). */
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    code: integer('code'),
+    codespace: text('codespace'),
+    rawLog: text('raw_log'),
+    height: uint64('height'),
+    result: jsonb('result'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('chain_tx_commitments_business_key_idx').on(t.businessKey),
+    index('chain_tx_commitments_status_idx').on(t.status),
+    check('chain_tx_commitments_kind_known', inList(t.kind, CHAIN_TX_KINDS)),
+    check('chain_tx_commitments_status_known', inList(t.status, CHAIN_TX_STATUSES)),
+  ],
+);
+
+/** API keys issued through the admin API: only the SHA-256 digest is stored. */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: bigserial('id', { mode: 'bigint' }).primaryKey(),
+    name: text('name').notNull(),
+    keyHash: bytes('key_hash').notNull(),
+    /** First characters, to recognise a key in listings without revealing it. */
+    displayPrefix: text('display_prefix').notNull(),
+    createdAt: createdAt(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('api_keys_key_hash_idx').on(t.keyHash)],
+);
+
+/** Every admin action: who (key fingerprint), what, on which target, and the outcome. */
+export const adminAuditLog = pgTable(
+  'admin_audit_log',
+  {
+    id: bigserial('id', { mode: 'bigint' }).primaryKey(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    target: text('target'),
+    /** The request with secrets removed. */
+    request: jsonb('request'),
+    statusCode: integer('status_code').notNull(),
+  },
+  (t) => [index('admin_audit_log_at_idx').on(t.at)],
+);

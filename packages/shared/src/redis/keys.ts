@@ -1,0 +1,37 @@
+// Every Redis key the gateway uses, in one place (architecture.md §4). All keys share the
+// configured prefix, so several gateways — or test files — can share one Redis.
+
+export type RedisKeys = ReturnType<typeof redisKeys>;
+
+export function redisKeys(prefix: string) {
+  const k = (suffix: string) => `${prefix}${suffix}`;
+  return {
+    prefix,
+    /** BullMQ `prefix` option; BullMQ appends `:<queue>:…` itself. */
+    bullPrefix: k('bull'),
+    /** Set of model ids that have escrows in the pool. */
+    poolModels: k('pool:models'),
+    /** Set of escrow ids serving one model. */
+    poolModel: (modelId: string) => k(`pool:model:${modelId}`),
+    /** Hash: the pool state of one escrow (see pool-state.ts). */
+    poolEscrow: (escrowId: bigint) => k(`pool:escrow:${escrowId}`),
+    /** Pub/sub channel announcing pool changes (payload: escrow id). */
+    poolChanges: k('pool:changes'),
+    /** Pub/sub channel announcing a settings change (payload: revision). */
+    settingsChanges: k('settings:changes'),
+    /** Ownership lease of an escrow session: value = replica id + fencing token, with a TTL. */
+    escrowLease: (escrowId: bigint) => k(`lease:escrow:${escrowId}`),
+    /** Monotonic fencing-token counter of an escrow (INCR on every lease acquisition). */
+    escrowFence: (escrowId: bigint) => k(`lease:fence:${escrowId}`),
+    /** A live proxy replica's internal URL, with a TTL refreshed by the replica. */
+    replica: (replicaId: string) => k(`replica:${replicaId}`),
+    /** Sorted set of admitted requests (score = expiry), for the global concurrency limit. */
+    admissionRequests: k('admission:requests'),
+    /** Hash request id → estimated input tokens, for the input-tokens-in-flight limit. */
+    admissionTokens: k('admission:tokens'),
+    /** In-flight request count of one escrow across replicas. */
+    escrowInFlight: (escrowId: bigint) => k(`inflight:escrow:${escrowId}`),
+    /** Stream of usage events (one per completed chat request). */
+    usageStream: k('usage'),
+  };
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { decodePoolState, encodePoolState, type PoolEscrowState, PoolStateCodecError } from './pool-state.js';
+
+const state: PoolEscrowState = {
+  escrowId: 18446744073709551615n,
+  modelId: 'Qwen/Qwen3-235B-A22B-Instruct-2507-FP8',
+  status: 'active',
+  capacityWeight: 16,
+  balanceEstimate: 9_999_999_999_999_999_999n,
+  nonce: 19_800n,
+  owner: 'proxy-a',
+  updatedAtMs: 1_760_000_000_000,
+};
+
+describe('pool state codec', () => {
+  it('round-trips every field, including uint64 extremes and an unowned escrow', () => {
+    expect(decodePoolState(encodePoolState(state))).toEqual(state);
+    const unowned = { ...state, owner: null, status: 'draining' as const };
+    expect(decodePoolState(encodePoolState(unowned))).toEqual(unowned);
+  });
+
+  it('returns null for a missing key', () => {
+    expect(decodePoolState({})).toBeNull();
+  });
+
+  it.each([
+    ['status', 'bogus'],
+    ['nonce', '-1'],
+    ['nonce', '1.5'],
+    ['balance_estimate', '1e9'],
+    ['capacity_weight', 'NaN'],
+    ['model_id', ''],
+    ['escrow_id', '007'],
+  ])('rejects a malformed %s', (field, value) => {
+    expect(() => decodePoolState({ ...encodePoolState(state), [field]: value })).toThrow(PoolStateCodecError);
+  });
+});
