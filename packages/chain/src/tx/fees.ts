@@ -1,0 +1,49 @@
+// Fee from the live fee params (chain-and-network.md §2.3):
+//   price per message = the price of the enabled group listing its type URL (the highest, if several),
+//                       else the highest enabled group price (a keeper test shows messages outside
+//                       every group paying that);
+//   tx price          = max(global min_gas_price_ngonka, every message's price, configured floor);
+//   fee               = gas_limit × tx price.
+// The floor covers validators' local min-gas-prices, which CheckTx may add on top (§2.3 "Check").
+// MsgSettleDevshardEscrow is fee-exempt for allowlisted settlers, but paying is harmless, so every
+// message is priced the same way.
+import type { FeeParams } from '../query/params.js';
+import type { TxFee } from './build-tx.js';
+
+/** DEVSHARD_TX_GAS_LIMIT default (gateway-spec.md §2.10). */
+export const DEFAULT_TX_GAS_LIMIT = 700_000n;
+/** ngonka per gas; host documentation's `--gas-prices 10ngonka` (§2.3). */
+export const DEFAULT_GAS_PRICE_FLOOR = 10n;
+
+const max = (values: Iterable<bigint>) => {
+  let m = 0n;
+  for (const v of values) if (v > m) m = v;
+  return m;
+};
+
+export function gasPriceFor(typeUrls: readonly string[], feeParams: FeeParams | null, floor: bigint): bigint {
+  if (floor < 0n) throw new RangeError('gas price floor must not be negative');
+  if (!feeParams) return floor;
+  const enabled = new Set(feeParams.enabledFeeGroups);
+  const groups = feeParams.groups.filter((g) => enabled.has(g.name));
+  const highest = max(groups.map((g) => g.minGasPrice));
+  const perMessage = typeUrls.map((url) => {
+    const listing = groups.filter((g) => g.typeUrls.includes(url));
+    return listing.length > 0 ? max(listing.map((g) => g.minGasPrice)) : highest;
+  });
+  return max([feeParams.minGasPriceNgonka, floor, ...perMessage]);
+}
+
+export interface FeeInput {
+  typeUrls: readonly string[];
+  feeParams: FeeParams | null;
+  gasLimit?: bigint;
+  gasPriceFloor?: bigint;
+}
+
+export function computeTxFee(input: FeeInput): TxFee {
+  const gasLimit = input.gasLimit ?? DEFAULT_TX_GAS_LIMIT;
+  if (gasLimit <= 0n) throw new RangeError('gas limit must be positive');
+  const price = gasPriceFor(input.typeUrls, input.feeParams, input.gasPriceFloor ?? DEFAULT_GAS_PRICE_FLOOR);
+  return { amount: gasLimit * price, gasLimit };
+}
