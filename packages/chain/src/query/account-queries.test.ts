@@ -3,7 +3,7 @@ import { createChainClient } from '../http/chain-client.js';
 import { sendJson, startTestHttpServer, type TestHttpServer } from '../testing/test-http-server.js';
 import { parseAccount, queryAccount } from './auth-account.js';
 import { queryBalance, queryBalances } from './bank.js';
-import { queryEscrow } from './escrow.js';
+import { parseEscrowResponse, queryEscrow } from './escrow.js';
 import { parseIdentity } from './identity.js';
 import { parseNodeAccount, queryNodeAccount } from './node-account.js';
 import { queryChainId } from './node-info.js';
@@ -52,6 +52,18 @@ describe('auth account shapes', () => {
       account: { '@type': '/cosmos.auth.v1beta1.ModuleAccount', base_account: { address: ADDR }, name: 'x' },
     });
     expect(a.accountNumber).toBe(0n);
+  });
+});
+
+describe('escrow answer shapes', () => {
+  it('reads found from the row when the found field is omitted', () => {
+    expect(parseEscrowResponse({ escrow: { id: '9', amount: '1' } }).found).toBe(true);
+    expect(parseEscrowResponse({ escrow: { id: '0' } })).toEqual({ found: false, escrow: null });
+    expect(parseEscrowResponse({ escrow: { id: '9' }, found: false })).toEqual({
+      found: false,
+      escrow: null,
+    });
+    expect(() => parseEscrowResponse({ found: true })).toThrow(/escrow/);
   });
 });
 

@@ -58,8 +58,11 @@ export function parseEscrow(o: JsonObject, p: string): DevshardEscrow {
 
 export function parseEscrowResponse(json: unknown): EscrowQueryResult {
   const body = asObject(json, '');
-  const found = bool(body, 'found', '');
   const escrow = optObject(body, 'escrow', '');
+  // proto JSON may omit `found` (default false); an answer without it counts as found only when it
+  // carries a real row (non-zero id), since a not-found answer may still hold a zero-valued escrow.
+  const found =
+    body.found === undefined ? !!escrow && int(escrow, 'id', 'escrow') > 0n : bool(body, 'found', '');
   if (!found) return { found: false, escrow: null };
   if (!escrow) throw new TypeError('escrow: expected an object when found is true');
   return { found: true, escrow: parseEscrow(escrow, 'escrow') };
