@@ -1,1 +1,2 @@
-export {};
+export { buildControllerApp, type ControllerDeps } from './app.js';
+export { bootstrapSettingsOnce, prepareDatabase } from './prepare-database.js';

@@ -1,1 +1,1 @@
-export {};
+export { buildProxyApp, type ProxyDeps } from './app.js';

@@ -28,8 +28,11 @@ export {
   openAIErrorSchema,
   toErrorResponse,
 } from './errors.js';
+export { errorHandling } from './http/error-handling.js';
+export { metricsRoute } from './http/metrics-route.js';
+export { createFastify } from './http/server-options.js';
 export { createLogger, type Logger, type LoggerOptions } from './logger.js';
-export { createMetricsRegistry, METRIC_PREFIX } from './metrics.js';
+export { createMetricsRegistry, METRIC_PREFIX, type Registry } from './metrics.js';
 export { closeRedis, openRedis } from './redis/client.js';
 export { type RedisKeys, redisKeys } from './redis/keys.js';
 export {
@@ -40,3 +43,13 @@ export {
   PoolStateCodecError,
   type PoolStatus,
 } from './redis/pool-state.js';
+export { type Closable, installGracefulShutdown, type ShutdownOptions } from './service/graceful-shutdown.js';
+export {
+  checkInfrastructure,
+  describeEndpoint,
+  type Infrastructure,
+  InfrastructureError,
+  openInfrastructure,
+} from './service/infrastructure.js';
+export { EXIT_CONFIG, EXIT_UNAVAILABLE, runMain } from './service/run-main.js';
+export { GATEWAY_VERSION } from './service/version.js';

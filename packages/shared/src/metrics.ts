@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
+export type { Registry };
+
 export const METRIC_PREFIX = 'devshard_gateway_';
 
 /**

@@ -1,0 +1,34 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import type { Logger } from '../logger.js';
+
+/**
+ * A Fastify server with the options the proxy and the controller share. Ajv does not coerce types:
+ * a number where a string is expected is a client error, not something to guess at; path ids are
+ * validated by pattern instead.
+ */
+export function createFastify(
+  logger?: Logger,
+  overrides: Partial<FastifyServerOptions> = {},
+): FastifyInstance {
+  const app = Fastify({
+    ...(logger ? { loggerInstance: logger } : {}),
+    bodyLimit: 4 * 1024 * 1024,
+    // Close idle keep-alive sockets on close(), so draining waits only for real in-flight requests.
+    forceCloseConnections: 'idle',
+    requestIdHeader: 'x-request-id',
+    // Per-request lines would dominate the logs at gateway rates; routes log what matters.
+    logController: new LogController({ disableRequestLogging: true }),
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+    ...overrides,
+  }) as unknown as FastifyInstance;
+  // close() waits for every socket. A request still in flight when shutdown starts leaves its
+  // keep-alive socket open after answering; `Connection: close` ends it with that last response.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+  return app;
+}
