@@ -12,6 +12,8 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
   test: {
+    // The JSON report lets ./test fail a run in which no test ran.
+    reporters: ['default', ['json', { outputFile: '.ci/vitest-report.json' }]],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: [fileURLToPath(new URL('./tests/support/global-setup.ts', import.meta.url))],

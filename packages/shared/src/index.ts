@@ -1,5 +1,6 @@
 // Public surface of @gonka-gateway/shared.
 export { hashApiKey, matchesKeyHash, parseAdminKey, parseUserKeys } from './config/api-keys.js';
+export { configurationTable } from './config/config-table.js';
 export {
   ConfigError,
   type EscrowMode,
