@@ -1,5 +1,21 @@
-// Public surface of @gonka-gateway/devshard.
+// Public surface of @gonka-gateway/devshard: the pure protocol core (encodings, signature recipes,
+// prompt hash, session state machine, state root, settlement payload). No I/O, no clock.
+
+// Errors.
+export { DevshardError, DevshardErrorCode, isDevshardError } from './errors.js';
+
+// Hashing (§6).
 export { u32be, u64be, utf8 } from './hash/bytes.js';
+export {
+  composeRestHash,
+  EMPTY_HEIGHT_SYNC,
+  foldSealedAcc,
+  type HeightSyncCommit,
+  heightSyncHash,
+  inferencesHashV2,
+  liveRecordsHash,
+  warmKeysHash,
+} from './hash/rest-hash.js';
 export {
   composeStateRoot,
   encodeStateSignatureContent,
@@ -8,3 +24,215 @@ export {
   settlementStateRoot,
   stateSignatureDigest,
 } from './hash/state-root.js';
+
+// JSON wire shapes (§4.3) and exact-integer JSON.
+export { decodeBase64, encodeBase64 } from './json/base64.js';
+export {
+  type JsonValue,
+  type JsonWritable,
+  parseJsonLossless,
+  stringifyJsonLossless,
+} from './json/lossless.js';
+export {
+  type DevshardEvent,
+  type DiffWire,
+  decodeDevshardEvent,
+  decodeDiffWire,
+  decodeInferenceRequest,
+  decodeLegacyResponse,
+  decodePayload,
+  decodeSignaturesResponse,
+  diffFromWire,
+  diffToWire,
+  encodeDiffWire,
+  encodeInferenceRequest,
+  encodeMetaEvent,
+  encodePayload,
+  encodeReceiptEvent,
+  encodeSignaturesResponse,
+  type InferenceRequestWire,
+  type MetaEvent,
+  type PayloadWire,
+  type ReceiptEvent,
+} from './json/wire.js';
+
+// Prompt hash (§2.5).
+export { canonicalizeJson, compareUtf8, formatGoFloat, quoteGoString } from './prompt/canonical-json.js';
+export { GoJsonSyntaxError } from './prompt/go-json-parse.js';
+export { promptHash } from './prompt/prompt-hash.js';
+
+// Protobuf messages (§3).
+export {
+  createMessage,
+  decodeMessage,
+  encodeMessage,
+  type MessageSchema,
+  type WithUnknown,
+} from './proto/codec.js';
+export {
+  type DecodedTx,
+  type DevshardTx,
+  DevshardTxSchema,
+  decodeTx,
+  type EncodedTx,
+  encodeTx,
+  TX_FIELD_NUMBER,
+  type TxKind,
+} from './proto/devshard-tx.js';
+export { type DecodedDiffTxs, decodeDiffTxs, encodeDiffContent } from './proto/diff-content.js';
+export { decodeHostStatsMap, encodeHostStatsMap } from './proto/host-stats-map.js';
+export {
+  bitmapBytes,
+  CONFIRMED_AT_HEIGHT_FIELD,
+  encodeInferenceRecord,
+  type InferenceRecordProto,
+  InferenceRecordProtoSchema,
+  STARTED_AT_HEIGHT_FIELD,
+} from './proto/inference-record.js';
+export {
+  type ErrorMissVoteContent,
+  ErrorMissVoteContentSchema,
+  type ExecutorReceiptContent,
+  ExecutorReceiptContentSchema,
+  type TimeoutVoteContent,
+  TimeoutVoteContentSchema,
+} from './proto/signed-contents.js';
+export { newMsg, txOf } from './proto/tx-builders.js';
+export {
+  AckStatus,
+  type MsgConfirmStart,
+  MsgConfirmStartSchema,
+  type MsgErrorMiss,
+  MsgErrorMissSchema,
+  type MsgFinalizeRound,
+  type MsgFinishInference,
+  MsgFinishInferenceSchema,
+  type MsgForceHeightSyncTurn,
+  type MsgHeartbeat,
+  MsgHeartbeatSchema,
+  type MsgHeightAck,
+  MsgHeightAckSchema,
+  type MsgRevealSeed,
+  type MsgStartInference,
+  MsgStartInferenceSchema,
+  type MsgTimeoutInference,
+  MsgTimeoutInferenceSchema,
+  type MsgValidation,
+  MsgValidationSchema,
+  type MsgValidationVote,
+  MsgValidationVoteSchema,
+  type SlotVote,
+  SyncState,
+  type SyncVectorEntry,
+  TimeoutReason,
+} from './proto/tx-messages.js';
+
+// Settlement (§8).
+export { settlementDocument, settlementDocumentJson, settlementMessage } from './settlement/document.js';
+export { buildSettlementPayload, type SettlementPayload } from './settlement/payload.js';
+export { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './settlement/signatures.js';
+
+// Signature recipes (§2.4, §11).
+export {
+  diffSigningBytes,
+  recoverDiffSigner,
+  type SignedDiff,
+  signDiff,
+  type UnsignedDiff,
+} from './signing/diff.js';
+export {
+  DOMAIN_ERROR_MISS_VOTE,
+  DOMAIN_HEIGHT_ACK,
+  DOMAIN_TIMEOUT_VOTE,
+  DOMAIN_VALIDATION,
+  DOMAIN_VALIDATION_VOTE,
+  type PreimageStyle,
+} from './signing/domains.js';
+export {
+  executorReceiptBytes,
+  recoverExecutorReceiptSigner,
+  signExecutorReceipt,
+} from './signing/executor-receipt.js';
+export { heightAckBytes, recoverHeightAckSigner, signHeightAck } from './signing/height-ack.js';
+export {
+  defaultRecover,
+  memoizeRecover,
+  type RecoverFn,
+  recoverPreimageSigner,
+  signPreimage,
+} from './signing/primitive.js';
+export {
+  finishProposerBytes,
+  recoverFinishProposer,
+  recoverValidationProposer,
+  recoverValidationVoteProposer,
+  signFinish,
+  signValidation,
+  signValidationVote,
+  validationProposerBytes,
+  validationVoteProposerBytes,
+} from './signing/proposer.js';
+export { recoverRequestSigner, requestSignaturePreimage, signRequest } from './signing/request.js';
+export { recoverStateSigner, signStateRoot } from './signing/state-signature.js';
+export {
+  errorMissVoteBytes,
+  recoverErrorMissVoter,
+  recoverTimeoutVoter,
+  signErrorMissVote,
+  signTimeoutVote,
+  timeoutVoteBytes,
+} from './signing/votes.js';
+
+// Session state machine (§5) and root (§6).
+export { applyDiff } from './state/apply-diff.js';
+export {
+  dedupKey,
+  isAcceptedMempoolTx,
+  MEMPOOL_KINDS,
+  orderCandidates,
+  txPriority,
+} from './state/candidates.js';
+export { type ComposeOptions, type ComposeResult, composeDiff, type DroppedTx } from './state/compose.js';
+export {
+  type ConfigWarning,
+  DEFAULT_EXECUTION_TIMEOUT,
+  DEFAULT_REFUSAL_TIMEOUT,
+  defaultSealGraceNonces,
+  type EscrowConfigRow,
+  MAX_TOKENS_FLOOR,
+  resolveSessionConfig,
+  type SessionChainParams,
+  voteThresholdFor,
+} from './state/config.js';
+export {
+  type ApplyContext,
+  type WarmKeyLookup,
+  warmKeyLookupFromBindings,
+} from './state/context.js';
+export { checkNonceLimit } from './state/diff-checks.js';
+export type { ApplyResult, DiffEffects, WarmKeyBinding } from './state/effects.js';
+export { executorSlotFor, MAX_GROUP_SIZE, quorumThreshold } from './state/group.js';
+export { type IdLog, idLogFrom, idLogHas, idLogToArray } from './state/id-log.js';
+export {
+  type CreateSessionInput,
+  canonicalEscrowId,
+  createSessionState,
+  type EscrowRow,
+  sessionFromEscrow,
+} from './state/init.js';
+export { PROFILE_V4, PROFILE_V5, type ProtocolProfile, profileForTag } from './state/profile.js';
+export { makeRecord } from './state/record.js';
+export { liveHashOf, restHashOf, stateRootOf, withRoot } from './state/root.js';
+export type { SealedRecord } from './state/seal.js';
+export {
+  type Group,
+  type HeightSyncLog,
+  type HostStats,
+  type InferenceRecord,
+  type InferenceRecordFields,
+  InferenceStatus,
+  type SessionConfig,
+  type SessionState,
+  type VoteSigStyle,
+  type WorkingState,
+} from './state/types.js';

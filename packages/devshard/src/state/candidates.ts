@@ -1,0 +1,57 @@
+// Pure helpers for choosing a diff's candidates (devshard-protocol.md §7.1): which host-proposed
+// kinds to accept from a mempool, their dedup keys, and the composer's priority order.
+import type { DevshardTx, EncodedTx, TxKind } from '../proto/devshard-tx.js';
+
+/** Kinds a host may propose; anything else in a mempool is a host injecting user txs. */
+export const MEMPOOL_KINDS: ReadonlySet<TxKind> = new Set([
+  'confirmStart',
+  'finishInference',
+  'validation',
+  'validationVote',
+  'heightAck',
+]);
+
+export function isAcceptedMempoolTx(tx: DevshardTx): boolean {
+  return tx.kind !== 'none' && MEMPOOL_KINDS.has(tx.kind);
+}
+
+/** `finish:{id}`, `confirm:{id}`, `validation:{id}:{slot}`, `vote:{id}:{slot}`; others are not deduplicated. */
+export function dedupKey(tx: DevshardTx): string | undefined {
+  switch (tx.kind) {
+    case 'finishInference':
+      return `finish:${tx.msg.inferenceId}`;
+    case 'confirmStart':
+      return `confirm:${tx.msg.inferenceId}`;
+    case 'validation':
+      return `validation:${tx.msg.inferenceId}:${tx.msg.validatorSlot}`;
+    case 'validationVote':
+      return `vote:${tx.msg.inferenceId}:${tx.msg.voterSlot}`;
+    default:
+      return undefined;
+  }
+}
+
+/** ConfirmStart 0, Finish 1, Validation 2, ValidationVote 3, others 4. */
+export function txPriority(tx: DevshardTx): number {
+  switch (tx.kind) {
+    case 'confirmStart':
+      return 0;
+    case 'finishInference':
+      return 1;
+    case 'validation':
+      return 2;
+    case 'validationVote':
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+/** The pending queue sorted stably by priority, then this diff's own txs (Start, FinalizeRound, Timeout). */
+export function orderCandidates(pending: readonly EncodedTx[], extra: readonly EncodedTx[]): EncodedTx[] {
+  const sorted = pending
+    .map((tx, i) => ({ tx, i, p: txPriority(tx.tx) }))
+    .sort((a, b) => a.p - b.p || a.i - b.i)
+    .map((e) => e.tx);
+  return [...sorted, ...extra];
+}

@@ -1,0 +1,47 @@
+// ConfirmStart (devshard-protocol.md §5.4): Pending → Started once the executor's receipt verifies.
+// The receipt content is rebuilt from the record (prompt, model, sizes, started_at), the escrow id
+// and the message (confirmed_at, v5 observed fields), so the gateway cannot alter what was signed.
+import { DevshardError, DevshardErrorCode } from '../../errors.js';
+import type { MsgConfirmStart } from '../../proto/tx-messages.js';
+import { recoverExecutorReceiptSigner } from '../../signing/executor-receipt.js';
+import { authorizeSlotSigner } from '../authorize.js';
+import type { TxEnv } from '../context.js';
+import { updateRecord } from '../record.js';
+import { InferenceStatus, type WorkingState } from '../types.js';
+import { liveRecord, stamped, withRecord } from './common.js';
+
+export function applyConfirmStart(s: WorkingState, msg: MsgConfirmStart, env: TxEnv): WorkingState {
+  const rec = liveRecord(s, msg.inferenceId);
+  if (rec.status !== InferenceStatus.Pending) {
+    throw new DevshardError(DevshardErrorCode.InvalidTransition, `expected pending, got ${rec.status}`);
+  }
+  const stamps = s.profile.heightStamps;
+  const signer = recoverExecutorReceiptSigner(
+    {
+      inferenceId: msg.inferenceId,
+      promptHash: rec.promptHash,
+      model: rec.model,
+      inputLength: rec.inputLength,
+      maxTokens: rec.maxTokens,
+      startedAt: rec.startedAt,
+      escrowId: s.escrowId,
+      confirmedAt: msg.confirmedAt,
+      observedHeight: stamps ? msg.observedHeight : 0n,
+      observedBlockHash: stamps ? msg.observedBlockHash : new Uint8Array(0),
+    },
+    msg.executorSig,
+    env.recover,
+  );
+  const authorized = authorizeSlotSigner(s, rec.executorSlot, signer, env);
+  if (!authorized) {
+    throw new DevshardError(DevshardErrorCode.InvalidExecutorSig, `executor slot ${rec.executorSlot}`);
+  }
+  return withRecord(
+    authorized,
+    updateRecord(rec, {
+      status: InferenceStatus.Started,
+      confirmedAt: msg.confirmedAt,
+      ...(stamped(s, msg.observedBlockHash) ? { confirmedAtHeight: msg.observedHeight } : {}),
+    }),
+  );
+}
