@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, listen } from '../http.js';
+import type { ChatRequest } from './chat-request.js';
+import { completionBody, MockModel, streamFrames } from './mock-model.js';
+import { modelRoutes } from './model-routes.js';
+import { countTokens, tokenize } from './tokenizer.js';
+
+const request: ChatRequest = {
+  model: 'Qwen/Qwen3-235B-A22B-Instruct-2507-FP8',
+  messages: [
+    { role: 'system', content: 'You are terse.' },
+    { role: 'user', content: [{ type: 'text', text: 'Hello, devnet!' }] },
+  ],
+};
+
+describe('tokenizer', () => {
+  it('splits words and single punctuation marks', () => {
+    expect(tokenize('Hello, devnet! 42 ok')).toEqual(['Hello', ',', 'devnet', '!', '42', 'ok']);
+    expect(countTokens('  ')).toBe(0);
+  });
+});
+
+describe('MockModel', () => {
+  const model = new MockModel();
+
+  it('answers the same request with the same text, and a different prompt differently', () => {
+    const a = model.complete(request);
+    expect(model.complete(request).text).toBe(a.text);
+    expect(model.complete({ ...request, messages: [{ role: 'user', content: 'other' }] }).text).not.toBe(
+      a.text,
+    );
+    expect(model.complete({ ...request, seed: 7 }).text).not.toBe(a.text);
+  });
+
+  it('counts prompt and completion tokens with the one tokenizer', () => {
+    const c = model.complete(request);
+    expect(c.promptTokens).toBe(countTokens('system: You are terse.\nuser: Hello, devnet!'));
+    expect(c.completionTokens).toBe(countTokens(c.text));
+    expect(c.pieces.join('')).toBe(c.text);
+    expect(c.finishReason).toBe('stop');
+  });
+
+  it('respects max_tokens by truncating the same text', () => {
+    const full = model.complete(request);
+    const cut = model.complete({ ...request, max_tokens: 3 });
+    expect(cut.completionTokens).toBe(3);
+    expect(cut.finishReason).toBe('length');
+    expect(full.text.startsWith(cut.text)).toBe(true);
+    expect(model.complete({ ...request, max_completion_tokens: 2 }).completionTokens).toBe(2);
+  });
+
+  it('builds chat.completion and chat.completion.chunk frames ending with [DONE]', () => {
+    const c = model.complete(request);
+    expect(completionBody(c)).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: c.text }, finish_reason: 'stop' }],
+      usage: {
+        prompt_tokens: c.promptTokens,
+        completion_tokens: c.completionTokens,
+        total_tokens: c.promptTokens + c.completionTokens,
+      },
+    });
+    const frames = streamFrames(c, true);
+    expect(frames.at(-1)).toBe('data: [DONE]\n\n');
+    const usage = JSON.parse(frames.at(-2)!.slice(6));
+    expect(usage).toMatchObject({ choices: [], usage: { completion_tokens: c.completionTokens } });
+    const first = JSON.parse(frames[0]!.slice(6));
+    expect(first).toMatchObject({
+      object: 'chat.completion.chunk',
+      usage: null,
+      choices: [{ delta: { role: 'assistant' } }],
+    });
+    expect(streamFrames(c, false).some((f) => f.includes('"usage"'))).toBe(false);
+  });
+});
+
+describe('model over HTTP', () => {
+  const model = new MockModel();
+  const app = createApp(false);
+  let url = '';
+
+  beforeAll(async () => {
+    await app.register(modelRoutes, { model });
+    url = `${await listen(app, '127.0.0.1', 0)}/v1/chat/completions`;
+  });
+  afterAll(() => app.close());
+
+  const post = (body: unknown) =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('serves the non-streaming completion', async () => {
+    const res = await post(request);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ message: { content: model.complete(request).text } }],
+    });
+  });
+
+  it('streams deltas that add up to the same text, with a usage chunk and [DONE]', async () => {
+    model.setLatency({ timeToFirstTokenMs: 1, perTokenMs: 1 });
+    const res = await post({ ...request, stream: true, stream_options: { include_usage: true } });
+    model.setLatency({ timeToFirstTokenMs: 0, perTokenMs: 0 });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const events = (await res.text()).split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice(6)));
+    const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    expect(text).toBe(model.complete(request).text);
+    expect(chunks.at(-1).usage.completion_tokens).toBe(countTokens(text));
+  });
+
+  it('rejects content that is neither a string nor text parts (400)', async () => {
+    expect(
+      (
+        await post({
+          ...request,
+          messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'x' }] }],
+        })
+      ).status,
+    ).toBe(400);
+    expect((await post({ ...request, messages: [{ role: 'user', content: 5 }] })).status).toBe(400);
+    expect((await post({ ...request, max_tokens: 0 })).status).toBe(400);
+  });
+});
