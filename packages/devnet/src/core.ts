@@ -1,0 +1,42 @@
+// The typed object every devnet server and plugin works from: chain state, block clock, faults,
+// epochs, the mock model. One per devnet; nothing is module-level.
+import type { DirectSigningScheme, PrivateKey } from '@gonka-gateway/chain';
+import type { BlockProducer } from './chain/block-producer.js';
+import type { ChainState } from './chain/state.js';
+import type { Faults } from './faults.js';
+import type { GovernanceModel } from './genesis.js';
+import type { MockModel } from './model/mock-model.js';
+import type { ConfirmationPocPhase } from './node/epoch-schedule.js';
+
+export interface ConfirmationPocEvent {
+  phase: ConfirmationPocPhase;
+  triggerHeight: bigint;
+}
+
+/** A network host as the devnet runs it. */
+export interface HostIdentity {
+  name: string;
+  address: string;
+  key: PrivateKey;
+  warmKey: PrivateKey;
+  weight: bigint;
+  models: readonly string[];
+  /** Base URL of the host's own server (`{inference_url}/v1/chat/completions`). */
+  inferenceUrl: string;
+}
+
+export interface DevnetCore {
+  chainId: string;
+  chain: ChainState;
+  blocks: BlockProducer;
+  faults: Faults;
+  model: MockModel;
+  governanceModels: GovernanceModel[];
+  directScheme: DirectSigningScheme;
+  hosts: HostIdentity[];
+  /** Confirmation PoC switched on by a test or the admin route (§3.3); null = none. */
+  confirmationPoc: ConfirmationPocEvent | null;
+  /** Stops or starts one host's server (admin route); set by the devnet. */
+  setHostRunning(address: string, running: boolean): Promise<void>;
+  logger: boolean;
+}
