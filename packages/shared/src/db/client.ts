@@ -52,7 +52,10 @@ export async function ensureDatabaseExists(url: string): Promise<void> {
   try {
     await admin.unsafe(`create database "${name.replace(/"/g, '""')}"`);
   } catch (err) {
-    if (sqlState(err) !== '42P04') throw err; // created by a concurrent starter
+    // A concurrent starter won the race: 42P04 if its create had committed, 23505 (pg_database's
+    // unique index) if both creates ran at the same instant.
+    const state = sqlState(err);
+    if (state !== '42P04' && state !== '23505') throw err;
   } finally {
     await admin.end({ timeout: 5 });
   }

@@ -1,0 +1,8 @@
+export { DEV_ENV_KEYS, loadOrCreateDevEnv } from './dev-env.js';
+export {
+  REPO_ROOT,
+  startTsProcess,
+  type TsProcess,
+  type TsProcessOptions,
+  waitForHttp,
+} from './ts-process.js';
