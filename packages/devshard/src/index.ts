@@ -1,9 +1,13 @@
 // Public surface of @gonka-gateway/devshard: the pure protocol core (encodings, signature recipes,
-// prompt hash, session state machine, state root, settlement payload). No I/O, no clock.
+// prompt hash, session state machine, state root, settlement payload; no I/O, no clock), then the
+// host transport.
 
 // Errors.
 export { DevshardError, DevshardErrorCode, isDevshardError } from './errors.js';
-
+// Finalize (§8): rounds, signature quorum, the finalize document.
+export { type FinalizeDocument, type FinalizeResult, parseFinalizeDocument } from './finalize/document.js';
+export type { FinalizeOptions } from './finalize/finalize.js';
+export type { SignatureCollectionOptions } from './finalize/signatures.js';
 // Hashing (§6).
 export { u32be, u64be, utf8 } from './hash/bytes.js';
 export {
@@ -24,7 +28,6 @@ export {
   settlementStateRoot,
   stateSignatureDigest,
 } from './hash/state-root.js';
-
 // JSON wire shapes (§4.3) and exact-integer JSON.
 export { decodeBase64, encodeBase64 } from './json/base64.js';
 export {
@@ -55,12 +58,10 @@ export {
   type PayloadWire,
   type ReceiptEvent,
 } from './json/wire.js';
-
 // Prompt hash (§2.5).
 export { canonicalizeJson, compareUtf8, formatGoFloat, quoteGoString } from './prompt/canonical-json.js';
 export { GoJsonSyntaxError } from './prompt/go-json-parse.js';
 export { promptHash } from './prompt/prompt-hash.js';
-
 // Protobuf messages (§3).
 export {
   createMessage,
@@ -126,12 +127,36 @@ export {
   type SyncVectorEntry,
   TimeoutReason,
 } from './proto/tx-messages.js';
-
+// User-side session (§7): storage contract, the session, its events and errors.
+export { type Clock, systemClock } from './session/clock.js';
+export type { SessionEvent, TimeoutOutcomeKind } from './session/context.js';
+export { isSessionError, SessionError, SessionErrorCode } from './session/errors.js';
+export type { FlushResult } from './session/flush.js';
+export type { RejectReason } from './session/host-tx-check.js';
+export type { InferenceHandlers, InferenceInput, InferenceResult } from './session/inference.js';
+export { InMemorySessionStore } from './session/memory-store.js';
+export { pendingKey } from './session/pending-queue.js';
+export {
+  isSessionStoreError,
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreError,
+  SessionStoreErrorCode,
+  type StoredDiff,
+  type StoredPendingTx,
+  type StoredSession,
+} from './session/store.js';
+export {
+  type ContractTestApi,
+  type SessionStoreContractOptions,
+  sessionStoreContract,
+} from './session/store-contract.js';
+export type { TimeoutKind, TimeoutOutcome } from './session/timeouts.js';
+export { UserSession, type UserSessionOptions } from './session/user-session.js';
 // Settlement (§8).
 export { settlementDocument, settlementDocumentJson, settlementMessage } from './settlement/document.js';
 export { buildSettlementPayload, type SettlementPayload } from './settlement/payload.js';
 export { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './settlement/signatures.js';
-
 // Signature recipes (§2.4, §11).
 export {
   diffSigningBytes,
@@ -182,7 +207,6 @@ export {
   signTimeoutVote,
   timeoutVoteBytes,
 } from './signing/votes.js';
-
 // Session state machine (§5) and root (§6).
 export { applyDiff } from './state/apply-diff.js';
 export {
@@ -236,3 +260,5 @@ export {
   type VoteSigStyle,
   type WorkingState,
 } from './state/types.js';
+export { chatEvents, classifyLine } from './transport/chat-events.js';
+

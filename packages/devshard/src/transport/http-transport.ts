@@ -1,0 +1,332 @@
+// HostTransport over HTTP with the global fetch (Node 20 undici: pooled keep-alive connections, bodies
+// streamed as they arrive). Signed POSTs carry X-Devshard-Signature (lowercase hex of the creator's
+// signature over sha256(escrow_id ‖ body ‖ u64be(unix s))) and X-Devshard-Timestamp (§2.4, §4.1);
+// GETs are unsigned. Deadlines are those of the reference gateway (§4.5), each configurable.
+import type { PrivateKey } from '@gonka-gateway/chain';
+import type { InferenceRequestWire } from '../json/wire.js';
+import { decodeLegacyResponse, decodeSignaturesResponse, encodeInferenceRequest } from '../json/wire.js';
+import type { DecodedTx } from '../proto/devshard-tx.js';
+import { decodeTx } from '../proto/devshard-tx.js';
+import { signRequest } from '../signing/request.js';
+import { type CallScope, callScope } from './call-scope.js';
+import { chatEvents } from './chat-events.js';
+import { HostErrorCode, HostTransportError, hostStatusError } from './errors.js';
+import {
+  decodeDiffRecords,
+  decodeMempoolResponse,
+  decodeVerifyTimeoutResponse,
+  encodeVerifyTimeoutRequest,
+} from './route-wire.js';
+import { readLines } from './sse-lines.js';
+import type {
+  CallOptions,
+  ChatEvent,
+  ChatOptions,
+  ChatStream,
+  DiffRecord,
+  HostTarget,
+  HostTransport,
+  VerifyTimeoutRequest,
+  VerifyTimeoutResponse,
+} from './types.js';
+
+/** §4.5 deadlines, in milliseconds. */
+export interface TransportTimeouts {
+  /** A send with an inference payload, whole stream included (30 min). */
+  readonly inferenceMs: number;
+  /** A send without payload: finalize rounds, flushes (30 s). */
+  readonly protocolMs: number;
+  /** One catch-up chunk (60 s). */
+  readonly catchUpMs: number;
+  /** verify-timeout (3 min). */
+  readonly verifyTimeoutMs: number;
+  /** GET signatures / diffs / mempool (30 s). */
+  readonly queryMs: number;
+}
+
+export const DEFAULT_TRANSPORT_TIMEOUTS: TransportTimeouts = Object.freeze({
+  inferenceMs: 30 * 60_000,
+  protocolMs: 30_000,
+  catchUpMs: 60_000,
+  verifyTimeoutMs: 3 * 60_000,
+  queryMs: 30_000,
+});
+
+/** Lines may exceed 1 MiB (§4.4); a receipt with a long mempool or a large chunk still fits. */
+export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+/** Non-stream JSON answers (legacy chat response, GET diffs…). */
+export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+export interface HttpHostTransportOptions {
+  /** The escrow creator's key: hosts accept chat only from it (§4.1, 403 otherwise). */
+  readonly signer: PrivateKey;
+  /** Unix seconds for X-Devshard-Timestamp (hosts allow ±30 s). Default: the system clock. */
+  readonly nowSeconds?: () => bigint;
+  /** Default: the global fetch. */
+  readonly fetch?: typeof fetch;
+  readonly timeouts?: Partial<TransportTimeouts>;
+  readonly maxLineBytes?: number;
+  readonly maxBodyBytes?: number;
+}
+
+/** `{inference_url}/devshard/{version}` (§4.1). */
+export function devshardBaseUrl(inferenceUrl: string, version: string): string {
+  return `${inferenceUrl.replace(/\/+$/, '')}/devshard/${encodeURIComponent(version)}`;
+}
+
+const systemSeconds = () => BigInt(Math.floor(Date.now() / 1000));
+
+async function readBounded(body: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of body) {
+    length += chunk.length;
+    if (length > max) throw new HostTransportError(HostErrorCode.BodyTooLarge, `body exceeds ${max} bytes`);
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts, length);
+}
+
+/** At most `max` bytes of an error body; the rest is discarded (it reaches logs, not the user). */
+async function readErrorText(res: Response): Promise<string> {
+  if (!res.body) return '';
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of res.body) {
+      parts.push(chunk);
+      length += chunk.length;
+      if (length >= MAX_ERROR_BODY_BYTES) break;
+    }
+  } catch {
+    // A broken error body still leaves the status to report.
+  }
+  return Buffer.concat(parts, length).subarray(0, MAX_ERROR_BODY_BYTES).toString('utf8');
+}
+
+function isEventStream(res: Response): boolean {
+  return (res.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+}
+
+class HttpChatStream implements ChatStream {
+  #used = false;
+
+  constructor(
+    private readonly res: Response,
+    private readonly scope: CallScope,
+    private readonly payloadSent: boolean,
+    private readonly maxLineBytes: number,
+    private readonly maxBodyBytes: number,
+  ) {}
+
+  cancel(): void {
+    this.scope.cancel('stream cancelled');
+    this.scope.dispose();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ChatEvent, void, undefined> {
+    if (this.#used) throw new Error('a chat stream can be read once');
+    this.#used = true;
+    let finished = false;
+    try {
+      if (isEventStream(this.res)) {
+        const body = this.res.body ?? emptyBody();
+        yield* chatEvents(readLines(body, this.maxLineBytes), this.payloadSent);
+      } else {
+        // Legacy non-SSE answer (§4.3): one JSON object, mempool inside.
+        const text = Buffer.from(await readBounded(this.res.body, this.maxBodyBytes)).toString('utf8');
+        let receipt: ReturnType<typeof decodeLegacyResponse>;
+        try {
+          receipt = decodeLegacyResponse(text);
+        } catch (error) {
+          throw new HostTransportError(
+            HostErrorCode.Malformed,
+            `legacy response: ${(error as Error).message}`,
+          );
+        }
+        yield { type: 'receipt', receipt };
+        if (receipt.mempool && receipt.mempool.length > 0)
+          yield { type: 'meta', meta: { mempool: receipt.mempool } };
+      }
+      finished = true;
+    } catch (error) {
+      const failure = this.scope.failure(error, 'chat stream');
+      this.scope.cancel('stream failed');
+      throw failure;
+    } finally {
+      // A consumer that stops early (break) cancels the body; a finished one keeps the connection.
+      if (!finished) this.scope.cancel('stream left early');
+      this.scope.dispose();
+    }
+  }
+}
+
+function emptyBody(): ReadableStream<Uint8Array> {
+  return new ReadableStream({ start: (c) => c.close() });
+}
+
+export class HttpHostTransport implements HostTransport {
+  readonly #signer: PrivateKey;
+  readonly #now: () => bigint;
+  readonly #fetch: typeof fetch;
+  readonly #timeouts: TransportTimeouts;
+  readonly #maxLineBytes: number;
+  readonly #maxBodyBytes: number;
+
+  constructor(options: HttpHostTransportOptions) {
+    this.#signer = options.signer;
+    this.#now = options.nowSeconds ?? systemSeconds;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#timeouts = { ...DEFAULT_TRANSPORT_TIMEOUTS, ...options.timeouts };
+    this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  }
+
+  async chat(
+    target: HostTarget,
+    escrowId: string,
+    request: InferenceRequestWire,
+    options: ChatOptions = {},
+  ): Promise<ChatStream> {
+    const purpose = options.purpose ?? (request.payload ? 'inference' : 'protocol');
+    const timeoutMs =
+      options.timeoutMs ??
+      (purpose === 'inference'
+        ? this.#timeouts.inferenceMs
+        : purpose === 'catch-up'
+          ? this.#timeouts.catchUpMs
+          : this.#timeouts.protocolMs);
+    const body = Buffer.from(encodeInferenceRequest(request), 'utf8');
+    const scope = callScope(`chat ${request.nonce}`, timeoutMs, options.signal);
+    const res = await this.#post(target, escrowId, 'chat/completions', body, scope);
+    return new HttpChatStream(
+      res,
+      scope,
+      request.payload !== undefined,
+      this.#maxLineBytes,
+      this.#maxBodyBytes,
+    );
+  }
+
+  async verifyTimeout(
+    target: HostTarget,
+    escrowId: string,
+    request: VerifyTimeoutRequest,
+    options: CallOptions = {},
+  ): Promise<VerifyTimeoutResponse> {
+    const body = Buffer.from(encodeVerifyTimeoutRequest(request), 'utf8');
+    const scope = callScope(
+      `verify-timeout ${request.inferenceId}`,
+      options.timeoutMs ?? this.#timeouts.verifyTimeoutMs,
+      options.signal,
+    );
+    try {
+      const res = await this.#post(target, escrowId, 'verify-timeout', body, scope);
+      const text = await this.#text(res, scope);
+      return this.#decode(text, decodeVerifyTimeoutResponse, 'verify-timeout response');
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  async getSignatures(
+    target: HostTarget,
+    escrowId: string,
+    nonce: bigint,
+    options: CallOptions = {},
+  ): Promise<Map<number, Uint8Array>> {
+    const text = await this.#get(target, escrowId, `signatures?nonce=${nonce}`, options);
+    return this.#decode(text, decodeSignaturesResponse, 'signatures response');
+  }
+
+  async getDiffs(
+    target: HostTarget,
+    escrowId: string,
+    from: bigint,
+    to: bigint,
+    options: CallOptions = {},
+  ): Promise<DiffRecord[]> {
+    const text = await this.#get(target, escrowId, `diffs?from=${from}&to=${to}`, options);
+    return this.#decode(text, decodeDiffRecords, 'diffs response');
+  }
+
+  async getMempool(target: HostTarget, escrowId: string, options: CallOptions = {}): Promise<DecodedTx[]> {
+    const text = await this.#get(target, escrowId, 'mempool', options);
+    const raw = this.#decode(text, decodeMempoolResponse, 'mempool response');
+    return this.#decode(raw, (txs) => txs.map(decodeTx), 'mempool tx');
+  }
+
+  #url(target: HostTarget, escrowId: string, route: string): string {
+    return `${target.baseUrl}/sessions/${encodeURIComponent(escrowId)}/${route}`;
+  }
+
+  async #post(
+    target: HostTarget,
+    escrowId: string,
+    route: string,
+    body: Uint8Array,
+    scope: CallScope,
+  ): Promise<Response> {
+    const timestamp = this.#now();
+    const headers = {
+      'content-type': 'application/json',
+      // Compression would buffer the SSE stream on the way; request bodies are never compressed (§4.1).
+      'accept-encoding': 'identity',
+      'x-devshard-signature': signRequest(this.#signer, escrowId, body, timestamp),
+      'x-devshard-timestamp': timestamp.toString(),
+    };
+    return this.#send(this.#url(target, escrowId, route), { method: 'POST', headers, body }, scope, route);
+  }
+
+  async #get(target: HostTarget, escrowId: string, route: string, options: CallOptions): Promise<string> {
+    const scope = callScope(`GET ${route}`, options.timeoutMs ?? this.#timeouts.queryMs, options.signal);
+    try {
+      const res = await this.#send(
+        this.#url(target, escrowId, route),
+        { method: 'GET', headers: { 'accept-encoding': 'identity' } },
+        scope,
+        route,
+      );
+      return await this.#text(res, scope);
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  async #send(url: string, init: RequestInit, scope: CallScope, what: string): Promise<Response> {
+    let res: Response;
+    try {
+      res = await this.#fetch(url, { ...init, signal: scope.signal });
+    } catch (error) {
+      const failure = scope.failure(error, what);
+      scope.dispose();
+      throw failure;
+    }
+    if (res.status !== 200) {
+      const text = await readErrorText(res);
+      scope.dispose();
+      throw hostStatusError(what, res.status, res.headers.get('x-devshard-error') ?? undefined, text);
+    }
+    return res;
+  }
+
+  async #text(res: Response, scope: CallScope): Promise<string> {
+    try {
+      return Buffer.from(await readBounded(res.body, this.#maxBodyBytes)).toString('utf8');
+    } catch (error) {
+      throw scope.failure(error, 'response body');
+    }
+  }
+
+  #decode<I, T>(input: I, decode: (input: I) => T, what: string): T {
+    try {
+      return decode(input);
+    } catch (error) {
+      throw new HostTransportError(HostErrorCode.Malformed, `${what}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+}
