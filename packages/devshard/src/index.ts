@@ -261,4 +261,20 @@ export {
   type WorkingState,
 } from './state/types.js';
 export { chatEvents, classifyLine } from './transport/chat-events.js';
-
+// User-side session storage (§7): the SessionStore contract and its in-memory implementation.
+export { InMemorySessionStore } from './session/memory-store.js';
+export {
+  isSessionStoreError,
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreError,
+  SessionStoreErrorCode,
+  type StoredDiff,
+  type StoredPendingTx,
+  type StoredSession,
+} from './session/store.js';
+export {
+  type ContractTestApi,
+  type SessionStoreContractOptions,
+  sessionStoreContract,
+} from './session/store-contract.js';
