@@ -260,7 +260,7 @@ describe('each rejection reaches the user', () => {
   // "Unable to validate request against PubKey: invalid signature"; the /pub\s*key/i rule comes
   // before the /signature/i rule, so the operator is told to publish the public key (already
   // published) instead of checking the signing scheme — the usual cause of this rejection.
-  it.fails('BUG: an invalid-signature rejection carries the signing-scheme hint, not the publish-pubkey one', async () => {
+  it('an invalid-signature rejection carries the signing-scheme hint, not the publish-pubkey one', async () => {
     const run = await send(['--body-file', plainFile, '--scheme', 'raw-body'], { random: () => 0 });
     expect(errorLine(run)).not.toContain('publish the public key first');
     expect(errorLine(run)).toContain(

@@ -121,7 +121,7 @@ describe('gwctl escrow settle-status', () => {
   // while the settle rule's current epoch (the effective epoch) changes only at set_new_validators.
   // During the PoC blocks of epoch escrow+2 the chain still accepts the settlement (next test), but
   // gwctl reports current_epoch escrow+2 and the window "closed".
-  it.fails('BUG: during the PoC of epoch escrow+2 the window is still open (effective epoch = escrow epoch + 1)', async () => {
+  it('during the PoC of epoch escrow+2 the window is still open (effective epoch = escrow epoch + 1)', async () => {
     const p = devnet.chain.params().epoch;
     stepTo(p.epochShift + 2n * p.epochLength); // first PoC block of epoch 2
     expect(devnet.epochs.current()).toMatchObject({ latest: 2n, effective: 1n, phase: 'PoCGenerate' });

@@ -44,15 +44,15 @@ afterAll(async () => {
   await scratch?.cleanup();
 });
 
-/** The node's answer for an account that never signed: 400 "pubkey unavailable". */
+/** The node's answer for an account that never signed (400 "pubkey unavailable") as a typed error. */
 async function expectNodeHasNoPubkey(address: string) {
   const err = await queryNodeAccount(client, address).then(
     () => null,
     (e: unknown) => e,
   );
-  expect(isChainError(err, 'CHAIN_ERR_HTTP_STATUS')).toBe(true);
+  expect(isChainError(err, 'CHAIN_ERR_PUBKEY_UNAVAILABLE')).toBe(true);
   expect(err).toMatchObject({ status: 400 });
-  expect((err as Error).message).toContain('pubkey unavailable');
+  expect(err).toMatchObject({ hint: expect.stringContaining('gwctl publish-pubkey') });
 }
 
 describe('gwctl publish-pubkey on creator-fresh', () => {

@@ -18,6 +18,8 @@ export const CHAIN_ERRORS = {
   CHAIN_ERR_HTTP_STATUS: 'error status',
   /** HTTP 404 where 404 means the thing does not exist (account, escrow, tx). */
   CHAIN_ERR_NOT_FOUND: 'not found',
+  /** The node knows the account but it has never signed a tx, so no public key is on chain (§5). */
+  CHAIN_ERR_PUBKEY_UNAVAILABLE: 'public key not published',
   /** A 2xx answer whose body is not the JSON shape we rely on. */
   CHAIN_ERR_BAD_RESPONSE: 'malformed response',
   /** No participant qualifies for a direct request (chain-and-network.md §4.1). */

@@ -75,6 +75,7 @@ export { type AuthAccount, parseAccount, queryAccount } from './query/auth-accou
 export { type Coin, parseBalances, queryBalance, queryBalances } from './query/bank.js';
 export {
   blocksUntilEpochSwitch,
+  effectiveEpochIndex,
   epochStagesFromParams,
   epochSwitchHeight,
   isPocActive,

@@ -4,6 +4,7 @@ import {
   type ChainClient,
   connectTxSigner,
   type DevshardEscrow,
+  effectiveEpochIndex,
   findEscrowCreatedEvents,
   findEscrowSettledEvents,
   type InferenceParams,
@@ -185,7 +186,7 @@ export function registerEscrow(program: Command, io: CliIo): void {
       // Settle rule 9 (§2.6): allowed while the current epoch is the escrow's epoch or the next one.
       let currentEpoch: bigint | null = null;
       try {
-        currentEpoch = (await queryLatestEpoch(client)).epochIndex;
+        currentEpoch = effectiveEpochIndex(await queryLatestEpoch(client));
       } catch (err) {
         io.stderr.write(`warning: epoch unknown (${(err as Error).message})\n`);
       }

@@ -34,9 +34,10 @@ export async function statusRoute(app: FastifyInstance, options: StatusRouteOpti
     const pool = checks.redis ? await readPool(options).catch(() => []) : [];
     const models: Record<string, { escrows: number; capacity_weight: number }> = {};
     for (const entry of pool) {
-      const m = (models[entry.modelId] ??= { escrows: 0, capacity_weight: 0 });
+      const m = models[entry.modelId] ?? { escrows: 0, capacity_weight: 0 };
       m.escrows++;
       m.capacity_weight += entry.capacityWeight;
+      models[entry.modelId] = m;
     }
     const { config } = options;
     return reply.status(healthy ? 200 : 503).send({

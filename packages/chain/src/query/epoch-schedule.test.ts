@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   blocksUntilEpochSwitch,
+  effectiveEpochIndex,
   epochStagesFromParams,
   epochSwitchHeight,
   isPocActive,
@@ -24,6 +25,24 @@ const stages = (setNewValidators: bigint, nextPocStart: bigint) => ({
   setNewValidators,
   nextPocStart,
   raw: {},
+});
+
+describe('effectiveEpochIndex', () => {
+  it('is the previous epoch between PoC start and set_new_validators', () => {
+    expect(effectiveEpochIndex(base({ blockHeight: 1000n, epochStages: stages(1200n, 2000n) }))).toBe(6n);
+  });
+
+  it('is the latest epoch from set_new_validators on', () => {
+    expect(effectiveEpochIndex(base({ blockHeight: 1200n, epochStages: stages(1200n, 2000n) }))).toBe(7n);
+    expect(effectiveEpochIndex(base({ blockHeight: 1500n, epochStages: stages(1200n, 2000n) }))).toBe(7n);
+  });
+
+  it('is the latest epoch when stage heights are unknown, and never below 0', () => {
+    expect(effectiveEpochIndex(base({}))).toBe(7n);
+    expect(
+      effectiveEpochIndex(base({ epochIndex: 0n, epochStages: { ...stages(1200n, 2000n), epochIndex: 0n } })),
+    ).toBe(0n);
+  });
 });
 
 describe('epochSwitchHeight (chain-and-network.md §3.3)', () => {

@@ -16,6 +16,18 @@ export function epochSwitchHeight(e: LatestEpoch): bigint {
   return e.pocStartBlockHeight;
 }
 
+/**
+ * The epoch whose validator set is in force at block_height: what the chain calls the current
+ * epoch (escrow epoch_index, the settle window of §2.6 rule 9). `latest_epoch.index` moves up when
+ * PoC starts, but the new set only takes over at that epoch's set_new_validators.
+ */
+export function effectiveEpochIndex(e: LatestEpoch): bigint {
+  const stages = e.epochStages;
+  const pending =
+    stages !== null && stages.epochIndex === e.epochIndex && e.blockHeight < stages.setNewValidators;
+  return pending && e.epochIndex > 0n ? e.epochIndex - 1n : e.epochIndex;
+}
+
 /** Blocks left until the switch (negative if the node's data is stale). */
 export function blocksUntilEpochSwitch(e: LatestEpoch): bigint {
   return epochSwitchHeight(e) - e.blockHeight;

@@ -157,6 +157,24 @@ describe('broadcastAndWait', () => {
     );
   });
 
+  it('a 4xx refusal of the request fails at once (after one lookup), 429 is polled', async () => {
+    const tx = prepare();
+    const s = await setup({
+      onBroadcast: (_h, res) => sendJson(res, 400, { code: 3, message: 'tx parse error' }),
+    });
+    expect(await broadcastAndWait(s.client, tx, FAST)).toMatchObject({
+      status: 'failed',
+      stage: 'check_tx',
+      code: 400,
+      codespace: 'http',
+      rawLog: expect.stringContaining('tx parse error'),
+    });
+    const limited = await setup({
+      onBroadcast: (_h, res) => sendJson(res, 429, { message: 'slow down' }),
+    });
+    expect((await broadcastAndWait(limited.client, prepare(), FAST)).status).toBe('unknown');
+  });
+
   it('CheckTx refusal with no trace on chain: failed at check_tx', async () => {
     const tx = prepare();
     const s = await setup({

@@ -9,13 +9,17 @@ import { parseTxResponse } from './tx-response.js';
 
 export const BROADCAST_PATH = '/cosmos/tx/v1beta1/txs';
 
+/** Request timeout and rate limiting say nothing about the tx: treat them as no answer. */
+const RETRYABLE_CLIENT_STATUSES = new Set([408, 429]);
+
 /** sdkerrors.ErrTxInMempoolCache: the node already holds these exact bytes, so they are in flight. */
 const TX_IN_MEMPOOL_CACHE = { codespace: 'sdk', code: 19 };
 
 export type BroadcastResult =
   /** CheckTx passed (or the tx was already in the mempool); `txHash` as the node reported it. */
   | { kind: 'accepted'; txHash: string }
-  /** CheckTx refused the tx; it is not in this node's mempool. */
+  /** CheckTx refused the tx (or the node refused the request with a 4xx, codespace `http`); it is
+   * not in this node's mempool. */
   | { kind: 'rejected'; code: number; codespace: string; rawLog: string }
   /** No usable answer (connection dropped, timeout, 5xx, malformed body): the tx may be in flight. */
   | { kind: 'no_answer'; reason: string };
@@ -38,6 +42,12 @@ export async function broadcastTx(
   } catch (err) {
     if (isChainError(err) && err.code === 'CHAIN_ERR_NOT_CONFIGURED') throw err;
     return { kind: 'no_answer', reason: err instanceof Error ? err.message : 'broadcast failed' };
+  }
+  if (res.status >= 400 && res.status < 500 && !RETRYABLE_CLIENT_STATUSES.has(res.status)) {
+    // The node (or its gateway) refused the request itself, e.g. 400 "tx parse error": nothing
+    // entered a mempool. Reported like a CheckTx refusal, so the caller still confirms with one
+    // lookup before calling it failed, instead of polling for the full timeout.
+    return { kind: 'rejected', code: res.status, codespace: 'http', rawLog: errorBodyMessage(res) };
   }
   if (res.status < 200 || res.status >= 300) {
     return { kind: 'no_answer', reason: `${res.endpoint}: HTTP ${res.status}: ${errorBodyMessage(res)}` };
