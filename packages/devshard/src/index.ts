@@ -1,6 +1,6 @@
 // Public surface of @gonka-gateway/devshard: the pure protocol core (encodings, signature recipes,
 // prompt hash, session state machine, state root, settlement payload; no I/O, no clock), then the
-// host transport.
+// host transport, the user-side session and finalize, whose storage, transport and clock are injected.
 
 // Errors.
 export { DevshardError, DevshardErrorCode, isDevshardError } from './errors.js';
@@ -261,20 +261,43 @@ export {
   type WorkingState,
 } from './state/types.js';
 export { chatEvents, classifyLine } from './transport/chat-events.js';
-// User-side session storage (§7): the SessionStore contract and its in-memory implementation.
-export { InMemorySessionStore } from './session/memory-store.js';
+// Host transport (§4): the interface the session talks to, its HTTP implementation, wire codecs.
 export {
-  isSessionStoreError,
-  type SessionRecord,
-  type SessionStore,
-  SessionStoreError,
-  SessionStoreErrorCode,
-  type StoredDiff,
-  type StoredPendingTx,
-  type StoredSession,
-} from './session/store.js';
+  HostErrorCode,
+  type HostErrorDetails,
+  HostTransportError,
+  hostErrorCodeForStatus,
+  isHostTransportError,
+} from './transport/errors.js';
 export {
-  type ContractTestApi,
-  type SessionStoreContractOptions,
-  sessionStoreContract,
-} from './session/store-contract.js';
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_LINE_BYTES,
+  DEFAULT_TRANSPORT_TIMEOUTS,
+  devshardBaseUrl,
+  HttpHostTransport,
+  type HttpHostTransportOptions,
+  type TransportTimeouts,
+} from './transport/http-transport.js';
+export {
+  decodeDiffRecords,
+  decodeMempoolResponse,
+  decodeVerifyTimeoutRequest,
+  decodeVerifyTimeoutResponse,
+  encodeDiffRecords,
+  encodeMempoolResponse,
+  encodeVerifyTimeoutRequest,
+  encodeVerifyTimeoutResponse,
+} from './transport/route-wire.js';
+export { readLines } from './transport/sse-lines.js';
+export type {
+  CallOptions,
+  ChatEvent,
+  ChatOptions,
+  ChatPurpose,
+  ChatStream,
+  DiffRecord,
+  HostTarget,
+  HostTransport,
+  VerifyTimeoutRequest,
+  VerifyTimeoutResponse,
+} from './transport/types.js';

@@ -1,0 +1,152 @@
+// The mutable inside of one user-side session, shared by the modules that compose, deliver, time out
+// and finalize (each a small file taking this context). Only user-session.ts builds one; nothing here
+// is exported from the package.
+import type { PrivateKey } from '@gonka-gateway/chain';
+import type { TxKind } from '../proto/devshard-tx.js';
+import type { ApplyContext } from '../state/context.js';
+import type { SessionState } from '../state/types.js';
+import type { HostTarget, HostTransport } from '../transport/types.js';
+import type { Clock } from './clock.js';
+import type { DiffLog } from './diff-log.js';
+import type { SessionError } from './errors.js';
+import type { RejectReason } from './host-tx-check.js';
+import type { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
+import type { PendingQueue } from './pending-queue.js';
+import type { SessionRecord, SessionStore } from './store.js';
+
+/** Resolved numeric options (defaults in user-session.ts). */
+export interface SessionSettings {
+  /** Chain param max_nonce (§7.5). */
+  readonly maxNonce: bigint;
+  /** New inferences stop this many nonces before max_nonce (reference: 200; at least N + 1). */
+  readonly nonceReserve: bigint;
+  /** Catch-up chunk size (§7.3: at most 200 diffs). */
+  readonly catchUpChunk: bigint;
+  /** Extra wait after a protocol deadline for clock skew (§7.4: ~5 s). */
+  readonly timeoutSkewSeconds: bigint;
+  /** After a vote round without majority, the next attempt waits this long. */
+  readonly timeoutRetrySeconds: bigint;
+  /** §12 #1: when diffs carry post_state_root. */
+  readonly postStateRoot: 'calibrate' | 'always' | 'never';
+}
+
+/** What the session reports while it works; the owner logs or counts these. */
+export type SessionEvent =
+  | {
+      readonly type: 'diff';
+      readonly nonce: bigint;
+      readonly target: string;
+      readonly txs: readonly TxKind[];
+      readonly dropped: readonly { readonly kind: string; readonly code: string }[];
+    }
+  | { readonly type: 'receipt'; readonly host: string; readonly nonce: bigint }
+  | {
+      readonly type: 'host_error';
+      readonly host: string;
+      readonly operation: 'inference' | 'protocol' | 'catch-up' | 'verify-timeout' | 'signatures' | 'mempool';
+      readonly nonce?: bigint;
+      readonly error: Error;
+    }
+  | {
+      readonly type: 'host_tx_rejected';
+      readonly host: string;
+      readonly kind: string;
+      readonly reason: RejectReason | 'malformed';
+    }
+  | { readonly type: 'bad_state_signature'; readonly host: string; readonly nonce: bigint }
+  | {
+      readonly type: 'divergence';
+      readonly host: string;
+      readonly nonce: bigint;
+      readonly expected?: Uint8Array;
+      readonly got?: Uint8Array;
+    }
+  | {
+      readonly type: 'timeout';
+      readonly inferenceId: bigint;
+      readonly reason: 'refused' | 'execution';
+      readonly outcome: TimeoutOutcomeKind;
+      readonly acceptWeight: number;
+    }
+  | { readonly type: 'store_error'; readonly operation: string; readonly error: Error }
+  | { readonly type: 'handler_error'; readonly error: Error };
+
+export type TimeoutOutcomeKind = 'applied' | 'queued' | 'insufficient_votes' | 'no_payload';
+
+/** Calibration of post_state_root against host roots (§12 #1). */
+export interface StampCalibration {
+  /** First nonce whose diff carried a height-stamped tx (its root depends on unpinned field numbers). */
+  firstStampNonce: bigint | undefined;
+  /** A host state_hash matched our root at or after that nonce. */
+  calibrated: boolean;
+}
+
+export interface SessionContext {
+  readonly record: SessionRecord;
+  readonly escrowId: string;
+  readonly signer: PrivateKey;
+  readonly store: SessionStore;
+  readonly transport: HostTransport;
+  readonly clock: Clock;
+  readonly fencingToken: bigint;
+  /** isWarmKey (persisted bindings, then the chain lookup) and a memoized recover. */
+  readonly applyCtx: ApplyContext;
+  readonly resolveHost: (address: string) => HostTarget | undefined;
+  readonly settings: SessionSettings;
+  readonly emit: (event: SessionEvent) => void;
+
+  state: SessionState;
+  readonly log: DiffLog;
+  readonly pending: PendingQueue;
+  /** host_sync_nonce per physical host (cold address): every slot of it has the same log. */
+  readonly hostSync: Map<string, bigint>;
+  readonly stamps: StampCalibration;
+
+  readonly composeLock: SerialLock;
+  readonly catchUpLock: KeyedLock;
+  readonly verifyLimit: KeyedSemaphore;
+  /** Persists the pending queue (coalesced): resolves after a write that started after the call. */
+  readonly savePending: () => Promise<void>;
+  /** Resolves once no pending-queue write is in progress. */
+  readonly pendingSaved: () => Promise<void>;
+  /** Store writes not on the request path (signatures, host progress), awaited by close(). */
+  readonly background: Set<Promise<void>>;
+
+  /**
+   * Verified state signatures at the final nonce, by host address, gathered while in Settlement
+   * (finalize rounds, catch-up receipts, GET signatures; §8.2).
+   */
+  readonly settlementSigs: Map<string, Uint8Array>;
+  /** The stored finalize document JSON, once written (§8.3). */
+  finalizeDocument: string | undefined;
+  /** A finalize in progress, shared by concurrent callers. */
+  finalizeRun: Promise<unknown> | undefined;
+
+  /** Set once the session must not compose again (divergence, lost write-ahead, close). */
+  fault: SessionError | undefined;
+  inFlight: number;
+  finalizing: boolean;
+  checkingTimeouts: boolean;
+  /** Inference id → unix second before which no new vote round starts. */
+  readonly timeoutRetryAt: Map<bigint, bigint>;
+}
+
+export function hostSyncOf(ctx: SessionContext, address: string): bigint {
+  return ctx.hostSync.get(address) ?? 0n;
+}
+
+/** The cold address executing nonce `n`: slot n mod N (§1). */
+export function targetAddress(ctx: SessionContext, nonce: bigint): string {
+  const slots = ctx.state.group.slots;
+  return slots[Number(nonce % BigInt(slots.length))]!;
+}
+
+/** Runs a store write off the request path; failures become events (and faults when fenced out). */
+export function inBackground(ctx: SessionContext, operation: string, write: () => Promise<void>): void {
+  const p: Promise<void> = write()
+    .catch((error: unknown) => {
+      ctx.emit({ type: 'store_error', operation, error: error as Error });
+    })
+    .finally(() => ctx.background.delete(p));
+  ctx.background.add(p);
+}

@@ -1,0 +1,114 @@
+// Getting diffs to hosts (devshard-protocol.md §7.1 step 5, §7.3): every send carries each diff the
+// host lacks (nonce > host_sync_nonce), including the new one; a gap longer than one chunk is first
+// closed by catch-up sends without payload, at most 200 diffs each, skipping ahead when a response
+// shows the host further. Catch-up to one host is serialized; sends to different hosts run in parallel.
+import { diffToWire, type InferenceRequestWire, type PayloadWire } from '../json/wire.js';
+import { HostErrorCode, HostTransportError } from '../transport/errors.js';
+import type { ChatPurpose, ChatStream, HostTarget } from '../transport/types.js';
+import { hostSyncOf, type SessionContext } from './context.js';
+import { intakeHostTxs, processReceipt } from './response.js';
+
+export interface DeliveryResult {
+  readonly ok: boolean;
+  readonly error?: Error;
+}
+
+function targetOf(ctx: SessionContext, address: string): HostTarget {
+  const target = ctx.resolveHost(address);
+  if (!target) throw new HostTransportError(HostErrorCode.Network, `no known URL for host ${address}`);
+  return target;
+}
+
+/** Reads a stream of a send without payload: receipts and mempools are processed, chunks ignored. */
+async function drainProtocolStream(ctx: SessionContext, address: string, stream: ChatStream): Promise<void> {
+  for await (const event of stream) {
+    if (event.type === 'receipt') processReceipt(ctx, address, event.receipt);
+    else if (event.type === 'meta') intakeHostTxs(ctx, address, event.meta.mempool);
+  }
+}
+
+/**
+ * Brings `address` to at least `upTo` with chunked catch-up sends. With `resend`, a host already at
+ * `upTo` is sent the diff at `upTo` again, which makes it answer with its receipt (and signature) there.
+ */
+export function catchUp(
+  ctx: SessionContext,
+  address: string,
+  upTo: bigint,
+  options: { resend?: boolean } = {},
+): Promise<DeliveryResult> {
+  return ctx.catchUpLock.run(address, async () => {
+    let from = hostSyncOf(ctx, address) + 1n;
+    if (options.resend && from > upTo) from = upTo;
+    while (from <= upTo) {
+      const to = from + ctx.settings.catchUpChunk - 1n < upTo ? from + ctx.settings.catchUpChunk - 1n : upTo;
+      try {
+        const stream = await ctx.transport.chat(
+          targetOf(ctx, address),
+          ctx.escrowId,
+          { diffs: ctx.log.range(from, to).map((d) => diffToWire(d.diff)), nonce: to },
+          { purpose: 'catch-up' },
+        );
+        await drainProtocolStream(ctx, address, stream);
+      } catch (error) {
+        ctx.emit({
+          type: 'host_error',
+          host: address,
+          operation: 'catch-up',
+          nonce: to,
+          error: error as Error,
+        });
+        return { ok: false, error: error as Error };
+      }
+      const synced = hostSyncOf(ctx, address);
+      if (synced < to) {
+        // A 200 without a receipt at `to` (or a divergence): stop rather than loop.
+        return { ok: false, error: new Error(`host ${address} answered catch-up to ${to} at ${synced}`) };
+      }
+      from = synced + 1n;
+    }
+    return { ok: true };
+  });
+}
+
+/**
+ * Opens the chat send of nonce `nonce` to `address`: catch-up first when the host lags by more than a
+ * chunk, then one request with the remaining diffs (the new one included, §10 item 3).
+ */
+export async function openChat(
+  ctx: SessionContext,
+  address: string,
+  nonce: bigint,
+  options: { payload?: PayloadWire; purpose: ChatPurpose; signal?: AbortSignal },
+): Promise<ChatStream> {
+  const target = targetOf(ctx, address);
+  if (nonce - hostSyncOf(ctx, address) > ctx.settings.catchUpChunk) {
+    const caught = await catchUp(ctx, address, nonce - 1n);
+    if (!caught.ok) throw caught.error ?? new Error('catch-up failed');
+  }
+  const request: InferenceRequestWire = {
+    diffs: ctx.log.range(hostSyncOf(ctx, address) + 1n, nonce).map((d) => diffToWire(d.diff)),
+    nonce,
+    ...(options.payload ? { payload: options.payload, stream: true } : {}),
+  };
+  return ctx.transport.chat(target, ctx.escrowId, request, {
+    purpose: options.purpose,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
+
+/** Sends diff `nonce` (no payload) to its host, slot nonce mod N, and processes the answer. */
+export async function deliverDiff(
+  ctx: SessionContext,
+  address: string,
+  nonce: bigint,
+): Promise<DeliveryResult> {
+  try {
+    const stream = await openChat(ctx, address, nonce, { purpose: 'protocol' });
+    await drainProtocolStream(ctx, address, stream);
+    return { ok: true };
+  } catch (error) {
+    ctx.emit({ type: 'host_error', host: address, operation: 'protocol', nonce, error: error as Error });
+    return { ok: false, error: error as Error };
+  }
+}

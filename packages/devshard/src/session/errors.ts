@@ -1,0 +1,47 @@
+// Why the user-side session refuses work (devshard-protocol.md §7, §8, §10), one error type with a
+// stable `code`. Host failures after a diff was persisted are not thrown: they are reported in the
+// inference result, because the nonce is spent either way.
+
+export const SessionErrorCode = {
+  /** A host's state_hash differed from our root (§7.2 step 1, §12 #5): stop, investigate. */
+  Diverged: 'diverged',
+  /** The store refused or failed a write-ahead: reopen the session from the store (architecture §2.3). */
+  ReloadRequired: 'reload_required',
+  /** Another writer holds a newer fencing token. */
+  StaleWriter: 'stale_writer',
+  /** balance < reserved + fee_per_nonce (§7.1 step 2). */
+  InsufficientBalance: 'insufficient_balance',
+  /** Too close to max_nonce for new work (§7.5). */
+  NonceLimit: 'nonce_limit',
+  MaxTokensBelowFloor: 'max_tokens_below_floor',
+  /** Phase is not Active (finalizing or settled). */
+  NotActive: 'not_active',
+  /** Finalize needs no inference in flight (§8.1). */
+  InferenceInFlight: 'inference_in_flight',
+  /** The composer refused the diff (a failing StartInference, §5.3). */
+  ComposeFailed: 'compose_failed',
+  /** The signer is not the escrow creator (§10 item 8). */
+  WrongSigner: 'wrong_signer',
+  NotFound: 'not_found',
+  /** Replaying stored diffs did not reproduce their stored roots. */
+  CorruptStore: 'corrupt_store',
+  /** Signature collection gave up before ⌊2S/3⌋+1 slots (§8.2). */
+  NoQuorum: 'no_quorum',
+  /** close() was called. */
+  Closed: 'closed',
+} as const;
+export type SessionErrorCode = (typeof SessionErrorCode)[keyof typeof SessionErrorCode];
+
+export class SessionError extends Error {
+  readonly code: SessionErrorCode;
+
+  constructor(code: SessionErrorCode, detail?: string, cause?: unknown) {
+    super(detail ? `${code}: ${detail}` : code, cause === undefined ? undefined : { cause });
+    this.name = 'SessionError';
+    this.code = code;
+  }
+}
+
+export function isSessionError(error: unknown): error is SessionError {
+  return error instanceof SessionError;
+}

@@ -1,0 +1,258 @@
+import { describe, expect, it } from 'vitest';
+import { newMsg, txOf } from '../proto/tx-builders.js';
+import { signFinish } from '../signing/proposer.js';
+import { InferenceStatus } from '../state/types.js';
+import { SessionErrorCode } from './errors.js';
+import { ESCROW_ID, request, setup } from './testing/session-setup.js';
+import { wrapStore } from './testing/wrap-store.js';
+import type { UserSession } from './user-session.js';
+
+const dec = new TextDecoder();
+
+/** Runs inferences until the next nonce belongs to one of `slots`. */
+async function advanceTo(s: UserSession, slots: readonly number[]): Promise<void> {
+  const n = BigInt(s.state.group.slots.length);
+  while (!slots.includes(Number((s.latestNonce + 1n) % n))) await s.infer(request());
+}
+
+describe('UserSession over in-process hosts (§7)', () => {
+  it('serves many requests over 16 slots on 5 hosts; every replica ends at our root', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open();
+    const lines: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await s.infer(request(), {
+        onChunk: (l) => lines.push(dec.decode(l)),
+        onDone: (l) => lines.push(dec.decode(l)),
+      });
+      expect(r).toMatchObject({ nonce: BigInt(i + 1), status: 'completed', confirmed: true, finished: true });
+      expect(r.executor).toBe(s.state.group.slots[(i + 1) % 16]);
+    }
+    // Sends run concurrently; composition still takes one nonce at a time.
+    const results = await Promise.all(Array.from({ length: 12 }, () => s.infer(request())));
+    expect(results.every((r) => r.status === 'completed' && r.finished)).toBe(true);
+    expect(new Set(results.map((r) => r.nonce)).size).toBe(12);
+    expect(lines.slice(0, 3)).toEqual([
+      'data: {"choices":[{"delta":{"content":"n1"}}]}',
+      'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}',
+      'data: [DONE]',
+    ]);
+
+    await s.flush(); // the last Confirm/Finish ride in a diff of their own
+    expect(s.pendingTxCount).toBe(0);
+    for (const address of t.net.hosts.keys()) expect(await s.catchUpHost(address)).toBe(true);
+    expect(t.net.allAt(s.state)).toBe(true);
+    expect(t.net.conflicts).toEqual([]);
+    // Every inference confirmed and finished; the fee and costs add up.
+    const records = [...s.state.inferences.values()];
+    expect(records).toHaveLength(32);
+    expect(records.every((r) => r.status === InferenceStatus.Finished)).toBe(true);
+    const costs = s.state.hostStats.reduce((a, h) => a + h.cost, 0n);
+    expect(s.balance).toBe(50_000_000n - 10_000n - 1_000n * s.latestNonce - costs);
+    expect(costs).toBe(32n * (30n + 20n) * 10n);
+  });
+
+  it('persists every diff before a host sees it (write-ahead)', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open();
+    let checked = 0;
+    t.net.onChat = async (_host, req) => {
+      const stored = new Set((await t.store.load(ESCROW_ID))!.diffs.map((d) => d.nonce));
+      for (const d of req.diffs) expect(stored.has(d.nonce)).toBe(true);
+      checked += req.diffs.length;
+    };
+    for (let i = 0; i < 5; i++) await s.infer(request());
+    await s.flush();
+    expect(checked).toBeGreaterThanOrEqual(6);
+  });
+
+  it('sends nothing when the write-ahead fails, and stops until reopened', async () => {
+    const t = setup();
+    await t.init();
+    await (await t.open()).infer(request());
+    const flaky = wrapStore(t.store, {
+      appendDiff: async () => {
+        throw new Error('database unavailable');
+      },
+    });
+    const s = await t.open({ store: flaky, fencingToken: 2n });
+    const calls = t.net.calls.length;
+    await expect(s.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.ReloadRequired });
+    await expect(s.flush()).rejects.toMatchObject({ code: SessionErrorCode.ReloadRequired });
+    expect(t.net.calls.length).toBe(calls);
+    expect(s.latestNonce).toBe(1n);
+    const again = await t.open({ fencingToken: 3n });
+    expect((await again.infer(request())).nonce).toBe(2n);
+  });
+
+  it('refuses a stale fencing token and a nonce another writer took (conditional append)', async () => {
+    const t = setup();
+    await t.init();
+    const a = await t.open({ fencingToken: 1n });
+    await a.infer(request());
+    const b = await t.open({ fencingToken: 2n }); // takeover fences a
+    expect((await b.infer(request())).nonce).toBe(2n);
+    await expect(a.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.StaleWriter });
+    await expect(t.open({ fencingToken: 1n })).rejects.toMatchObject({ code: SessionErrorCode.StaleWriter });
+
+    // Same token, two in-memory views: the second writer of nonce 3 is refused by the store.
+    const c = await t.open({ fencingToken: 2n });
+    const d = await t.open({ fencingToken: 2n });
+    expect((await c.infer(request())).nonce).toBe(3n);
+    await expect(d.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.ReloadRequired });
+    expect((await t.store.load(ESCROW_ID))!.diffs.map((x) => x.nonce)).toEqual([1n, 2n, 3n]);
+    expect(t.net.conflicts).toEqual([]);
+  });
+
+  it('reloads after a crash at the right nonce without re-signing one', async () => {
+    const t = setup();
+    await t.init();
+    const s1 = await t.open();
+    for (let i = 0; i < 7; i++) await s1.infer(request());
+    // No close(): the process is gone; only the store remains.
+    const s2 = await t.open({ fencingToken: 2n });
+    expect(s2.latestNonce).toBe(7n);
+    expect(s2.state.root).toEqual(s1.state.root);
+    expect(s2.balance).toBe(s1.balance);
+    expect(s2.pendingTxCount).toBe(s1.pendingTxCount); // the last Confirm and Finish
+    expect(s2.pendingTxCount).toBe(2);
+    for (const h of t.net.hosts.keys()) expect(s2.hostSyncNonce(h)).toBe(s1.hostSyncNonce(h));
+    const r = await s2.infer(request());
+    expect(r).toMatchObject({ nonce: 8n, status: 'completed' });
+    expect(s2.state.inferences.get(7n)?.status).toBe(InferenceStatus.Finished);
+    for (const h of t.net.hosts.keys()) await s2.catchUpHost(h);
+    expect(t.net.allAt(s2.state)).toBe(true);
+    expect(t.net.conflicts).toEqual([]);
+    expect(t.net.signedByNonce.size).toBe(8);
+  });
+
+  it('catches up a host that missed diffs, in chunks, then sends only the new diff', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open({ catchUpChunk: 3 });
+    const lagging = t.net.hostOfSlot(1);
+    lagging.behaviour.down = true;
+    for (let i = 0; i < 14; i++) await s.infer(request()); // nonces 1, 6, 11 fail on the down host
+    lagging.behaviour.down = false;
+    await advanceTo(s, lagging.slots);
+    const gap = s.latestNonce - s.hostSyncNonce(lagging.address);
+    const before = t.net.calls.length;
+    const r = await s.infer(request());
+    expect(r.status).toBe('completed');
+    const calls = t.net.calls.slice(before);
+    const chunks = calls.filter((c) => c.purpose === 'catch-up');
+    expect(chunks.length).toBe(Math.ceil(Number(gap) / 3));
+    expect(chunks.every((c) => c.host === lagging.address && c.diffNonces.length <= 3 && !c.payload)).toBe(
+      true,
+    );
+    expect(calls.at(-1)).toMatchObject({ payload: true, diffNonces: [r.nonce], nonce: r.nonce });
+    expect(lagging.state.latestNonce).toBe(r.nonce);
+    expect(lagging.state.root).toEqual(s.state.root);
+  });
+
+  it('skips ahead when a host shows it is further than we knew', async () => {
+    const t = setup();
+    await t.init();
+    const s1 = await t.open();
+    for (let i = 0; i < 10; i++) await s1.infer(request());
+    const target = t.net.hostOfSlot(0);
+    await s1.catchUpHost(target.address);
+    // A store that lost host progress: the reopened session believes the host holds nothing.
+    const forgetful = wrapStore(t.store, {
+      load: async (id) => ({ ...(await t.store.load(id))!, hostSync: new Map() }),
+    });
+    const s2 = await t.open({ store: forgetful, fencingToken: 2n, catchUpChunk: 3 });
+    expect(s2.hostSyncNonce(target.address)).toBe(0n);
+    const before = t.net.calls.length;
+    expect(await s2.catchUpHost(target.address)).toBe(true);
+    expect(t.net.calls.length - before).toBe(1); // one chunk, then the receipt showed nonce 10
+    expect(s2.hostSyncNonce(target.address)).toBe(10n);
+  });
+
+  it('stops on a host state_hash that differs from our root (divergence)', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open();
+    const liar = t.net.hostOfSlot(4);
+    liar.behaviour.wrongStateHash = true;
+    await advanceTo(s, liar.slots);
+    await s.infer(request());
+    expect(s.fault?.code).toBe(SessionErrorCode.Diverged);
+    expect(t.events.some((e) => e.type === 'divergence' && e.host === liar.address)).toBe(true);
+    await expect(s.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.Diverged });
+    expect(s.canStartInference).toBe(false);
+  });
+
+  it('queues only host txs that verify: no forged Finish, no user txs from a mempool', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open();
+    const staller = t.net.hostOfSlot(3);
+    staller.behaviour.stall = true;
+    await advanceTo(s, staller.slots);
+    const stalled = await s.infer(request());
+    expect(stalled).toMatchObject({ confirmed: true, finished: false });
+    // The next executor offers a Finish for the stalled inference signed by itself, and a Start.
+    const forger = t.net.hostOfSlot(Number((s.latestNonce + 1n) % 16n));
+    const slot = stalled.executorSlot;
+    forger.behaviour.extraMempool = () => [
+      txOf.finishInference(
+        signFinish(
+          forger.key,
+          newMsg.finishInference({ inferenceId: stalled.nonce, executorSlot: slot, escrowId: ESCROW_ID }),
+        ),
+      ),
+      txOf.startInference(newMsg.startInference({ inferenceId: 999n, maxTokens: 64n })),
+    ];
+    await s.infer(request());
+    const rejected = t.events.filter((e) => e.type === 'host_tx_rejected' && e.host === forger.address);
+    expect(rejected).toEqual([
+      { type: 'host_tx_rejected', host: forger.address, kind: 'finishInference', reason: 'bad_signature' },
+      { type: 'host_tx_rejected', host: forger.address, kind: 'startInference', reason: 'kind' },
+    ]);
+    await s.flush();
+    expect(s.state.inferences.get(stalled.nonce)?.status).toBe(InferenceStatus.Started);
+  });
+
+  it('checks max_tokens and the balance before composing', async () => {
+    const t = setup({ amount: 20_000n });
+    await t.init();
+    const s = await t.open();
+    await expect(s.infer(request(10n))).rejects.toMatchObject({ code: SessionErrorCode.MaxTokensBelowFloor });
+    // balance 10 000 < (30 + 2 000) × 10 + 1 000
+    await expect(s.infer(request(2_000n))).rejects.toMatchObject({
+      code: SessionErrorCode.InsufficientBalance,
+    });
+    expect((await t.store.load(ESCROW_ID))!.diffs).toHaveLength(0);
+    expect(t.net.calls).toHaveLength(0);
+    expect((await s.infer(request(500n))).status).toBe('completed'); // 5 300 + 1 000 fits
+  });
+
+  it('stops new work before max_nonce, keeping the finalize reserve', async () => {
+    const t = setup({ maxNonce: 60n });
+    await t.init();
+    const s = await t.open({ nonceReserve: 20n });
+    expect(s.workLimit).toBe(40n);
+    for (let i = 0; i < 40; i++) await s.infer(request());
+    expect(s.canStartInference).toBe(false);
+    await expect(s.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.NonceLimit });
+    const doc = await s.finalize();
+    expect(doc.payload.nonce).toBeLessThanOrEqual(60n);
+    expect(doc.payload.nonce).toBe(57n); // round 0 at 41 (the pending Confirm/Finish), final at 41 + 16
+  });
+
+  it('does not let a throwing handler stop the stream', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open();
+    const r = await s.infer(request(), {
+      onChunk: () => {
+        throw new Error('client went away');
+      },
+    });
+    expect(r).toMatchObject({ status: 'completed', finished: true });
+    expect(t.events.filter((e) => e.type === 'handler_error')).toHaveLength(2);
+  });
+});

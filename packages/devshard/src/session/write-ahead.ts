@@ -1,0 +1,182 @@
+// Composing the next diff and persisting it before anything is sent (devshard-protocol.md §7.1 steps
+// 1–4, architecture §2.3). Runs under the session's compose lock, so nonces are taken one at a time.
+// State is immutable: if signing or the store write fails, nothing in memory has changed and nothing
+// was sent. A failed or refused write-ahead leaves the store's view unknown to us, so the session
+// stops composing until it is reopened from the store.
+import { DevshardError, DevshardErrorCode } from '../errors.js';
+import { SessionPhase } from '../hash/state-root.js';
+import type { PayloadWire } from '../json/wire.js';
+import type { DevshardTx, EncodedTx, TxKind } from '../proto/devshard-tx.js';
+import { signDiff } from '../signing/diff.js';
+import { orderCandidates } from '../state/candidates.js';
+import { type ComposeResult, composeDiff, type DroppedTx } from '../state/compose.js';
+import { txEnv } from '../state/context.js';
+import { checkNonceLimit } from '../state/diff-checks.js';
+import { InferenceStatus, type SessionState } from '../state/types.js';
+import { type SessionContext, targetAddress } from './context.js';
+import { SessionError, SessionErrorCode } from './errors.js';
+import { checkHostTx } from './host-tx-check.js';
+import type { PendingEntry } from './pending-queue.js';
+import { isSessionStoreError, SessionStoreErrorCode, type StoredDiff } from './store.js';
+
+export interface Committed {
+  readonly stored: StoredDiff;
+  /** Cold address of slot nonce mod N. */
+  readonly target: string;
+  readonly dropped: readonly DroppedTx[];
+}
+
+/** Kinds the hosts refuse inside the finalize reserve while Active (§7.5). */
+const RESERVE_FORBIDDEN: ReadonlySet<string> = new Set([
+  'startInference',
+  'timeoutInference',
+  'validation',
+  'validationVote',
+]);
+
+/** First nonce of the finalize reserve: max_nonce − (N + 1) is the last nonce allowed new work. */
+export function reserveStart(ctx: SessionContext): bigint {
+  return ctx.settings.maxNonce - BigInt(ctx.state.group.slots.length + 1);
+}
+
+export function assertUsable(ctx: SessionContext): void {
+  if (ctx.fault) throw ctx.fault;
+}
+
+function includeRoot(ctx: SessionContext): boolean {
+  const mode = ctx.settings.postStateRoot;
+  if (mode !== 'calibrate') return mode === 'always';
+  // Until a host confirms a root that covers a height stamp, the unpinned record fields (§12 #1)
+  // could make hosts reject the diff; before any stamp the root is fully pinned.
+  return ctx.stamps.firstStampNonce === undefined || ctx.stamps.calibrated;
+}
+
+export function isStamped(state: SessionState, tx: DevshardTx): boolean {
+  if (!state.profile.heightStamps) return false;
+  switch (tx.kind) {
+    case 'startInference':
+    case 'confirmStart':
+    case 'finishInference':
+      return tx.msg.observedBlockHash.length > 0;
+    default:
+      return false;
+  }
+}
+
+function composeError(error: unknown): never {
+  if (error instanceof DevshardError) {
+    if (error.code === DevshardErrorCode.InsufficientBalance) {
+      throw new SessionError(SessionErrorCode.InsufficientBalance, error.message, error);
+    }
+    if (error.code === DevshardErrorCode.NonceLimitExceeded) {
+      throw new SessionError(SessionErrorCode.NonceLimit, error.message, error);
+    }
+    if (error.code === DevshardErrorCode.MaxTokensBelowFloor) {
+      throw new SessionError(SessionErrorCode.MaxTokensBelowFloor, error.message, error);
+    }
+    if (error.code === DevshardErrorCode.SessionFinalizing) {
+      throw new SessionError(SessionErrorCode.NotActive, error.message, error);
+    }
+    throw new SessionError(SessionErrorCode.ComposeFailed, error.message, error);
+  }
+  throw error;
+}
+
+export interface ComposeOptions {
+  /** The inference payload of a StartInference in `extra`, persisted with the diff. */
+  readonly payload?: PayloadWire;
+  /** Skip (consume no nonce) when no tx would be applied. */
+  readonly requireTxs?: boolean;
+}
+
+/**
+ * Composes nonce latest + 1 from the pending queue plus `extra` (Start, FinalizeRound), signs it and
+ * appends it to the store. Returns undefined when `requireTxs` and nothing applies. Caller holds
+ * ctx.composeLock.
+ */
+export async function composeAndPersist(
+  ctx: SessionContext,
+  extra: readonly EncodedTx[],
+  options: ComposeOptions = {},
+): Promise<Committed | undefined> {
+  assertUsable(ctx);
+  const state = ctx.state;
+  const nonce = state.latestNonce + 1n;
+  const inReserve = state.phase === SessionPhase.Active && nonce > reserveStart(ctx);
+  const offered: PendingEntry[] = ctx.pending
+    .snapshot()
+    .filter((e) => !(inReserve && RESERVE_FORBIDDEN.has(e.tx.tx.kind)));
+
+  let composed: ComposeResult;
+  try {
+    composed = composeDiff(
+      state,
+      orderCandidates(
+        offered.map((e) => e.tx),
+        extra,
+      ),
+      ctx.applyCtx,
+      { withPostStateRoot: includeRoot(ctx) },
+    );
+    checkNonceLimit(
+      state,
+      nonce,
+      composed.diff.txs.map((t) => t.tx),
+      ctx.settings.maxNonce,
+    );
+  } catch (error) {
+    composeError(error);
+  }
+
+  // Offered entries leave the queue once composed, except dropped ones that can still apply later
+  // (a Finish whose Confirm arrives after this diff): they stay for the next diff.
+  const env = txEnv(nonce + 1n, ctx.applyCtx);
+  const droppedTx = new Set(composed.dropped.map((d) => d.tx));
+  const done = offered.filter(
+    (e) => !droppedTx.has(e.tx) || checkHostTx(composed.state, e.tx.tx, env) !== undefined,
+  );
+
+  if (options.requireTxs && composed.diff.txs.length === 0) {
+    ctx.pending.remove(done);
+    if (done.length > 0) void ctx.savePending();
+    return undefined;
+  }
+
+  const stored: StoredDiff = {
+    nonce,
+    diff: signDiff(ctx.signer, ctx.escrowId, composed.diff),
+    root: composed.state.root,
+    warmKeysBound: composed.effects.warmKeysBound,
+    ...(options.payload ? { payload: options.payload } : {}),
+  };
+  try {
+    await ctx.store.appendDiff(ctx.escrowId, stored, ctx.fencingToken);
+  } catch (error) {
+    const stale = isSessionStoreError(error) && error.code === SessionStoreErrorCode.StaleToken;
+    ctx.fault = new SessionError(
+      stale ? SessionErrorCode.StaleWriter : SessionErrorCode.ReloadRequired,
+      `write-ahead of nonce ${nonce} failed: ${(error as Error).message}`,
+      error,
+    );
+    throw ctx.fault;
+  }
+
+  // Committed: from here on the diff exists and must eventually reach every host.
+  ctx.state = composed.state;
+  ctx.log.append(stored);
+  ctx.pending.remove(done);
+  if (ctx.stamps.firstStampNonce === undefined && composed.diff.txs.some((t) => isStamped(state, t.tx))) {
+    ctx.stamps.firstStampNonce = nonce;
+  }
+  ctx.log.prunePayloads((id) => ctx.state.inferences.get(id)?.status === InferenceStatus.Pending);
+  void ctx.savePending();
+  const target = targetAddress(ctx, nonce);
+  ctx.emit({
+    type: 'diff',
+    nonce,
+    target,
+    txs: composed.diff.txs.map((t) => t.tx.kind).filter((k): k is TxKind => k !== 'none'),
+    dropped: composed.dropped.map((d) => ({ kind: d.tx.tx.kind, code: d.error.code })),
+  });
+  return { stored, target, dropped: composed.dropped };
+}
