@@ -232,14 +232,12 @@ describe('insufficient funds', () => {
       'sdk',
       /insufficient funds/,
     );
-    // gwctl's pre-check reads the bank balance, which still covers amount + fee, so the chain's
-    // refusal is what the operator sees.
+    // gwctl's pre-check reads the spendable balance, so it refuses before signing; with
+    // --skip-checks the chain's own refusal is what the operator sees.
     await expectChainRefusal(creator.key, 5n * GNK, 5, 'sdk', /insufficient funds/);
     const run = await create(creator.key, 5n * GNK);
     expect(run.code).toBe(1);
-    expect(errorLine(run)).toMatch(
-      /refused at broadcast \(no fee charged\): code 5 sdk: .*insufficient funds/,
-    );
+    expect(errorLine(run)).toMatch(/not sent: balance .* does not cover amount \+ fee/);
   });
 });
 

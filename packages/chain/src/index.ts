@@ -72,7 +72,13 @@ export {
   DEFAULT_HTTP_TIMEOUT_MS,
 } from './http/chain-client.js';
 export { type AuthAccount, parseAccount, queryAccount } from './query/auth-account.js';
-export { type Coin, parseBalances, queryBalance, queryBalances } from './query/bank.js';
+export {
+  type Coin,
+  parseBalances,
+  queryBalance,
+  queryBalances,
+  querySpendableBalance,
+} from './query/bank.js';
 export {
   blocksUntilEpochSwitch,
   effectiveEpochIndex,

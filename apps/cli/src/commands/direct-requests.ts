@@ -167,7 +167,7 @@ export function registerDirectRequests(program: Command, io: CliIo): void {
       timeoutMs: parseMs(opts.requestTimeoutMs, 120_000, '--request-timeout-ms'),
     };
     io.stderr.write(
-      `sending to ${endpoint.baseUrl}${opts.path} (provider ${endpoint.transferAddress}, scheme ${opts.scheme})\n`,
+      `sending to ${displayUrl(endpoint.baseUrl)}${opts.path} (provider ${endpoint.transferAddress}, scheme ${opts.scheme})\n`,
     );
     if (opts.stream) {
       const stream = await streamDirectRequest(input);
@@ -192,4 +192,14 @@ export function registerDirectRequests(program: Command, io: CliIo): void {
     }
     io.stdout.write(typeof content === 'string' ? `${content}\n` : `${res.text}\n`);
   });
+}
+
+/** Origin and path only: credentials or tokens in a URL's userinfo or query must not be printed. */
+function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return '(endpoint)';
+  }
 }

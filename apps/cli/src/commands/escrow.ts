@@ -11,10 +11,10 @@ import {
   lookupTx,
   type PrivateKey,
   parseUint64,
-  queryBalance,
   queryEscrow,
   queryInferenceParams,
   queryLatestEpoch,
+  querySpendableBalance,
 } from '@gonka-gateway/chain';
 import type { Command } from 'commander';
 import { CliFailure, type CliIo, UsageError } from '../cli-io.js';
@@ -148,7 +148,8 @@ export function registerEscrow(program: Command, io: CliIo): void {
     });
     const tx = signer.prepareCreateEscrow({ amount, modelId: opts.model }, params.fee);
     if (!opts.skipChecks) {
-      const balance = await queryBalance(client, key.address, BASE_DENOM);
+      // Spendable, not bank balance: locked (vesting) funds cannot pay a deposit (keeper rule 7).
+      const balance = await querySpendableBalance(client, key.address, BASE_DENOM);
       const problems = createPreflight(params, key.address, amount, tx.fee.amount, balance);
       if (problems.length > 0)
         throw new CliFailure(`not sent: ${problems.join('; ')} (use --skip-checks to send anyway)`);

@@ -103,7 +103,8 @@ export async function startFakeNetwork(over: Partial<FakeNetworkState> = {}): Pr
         },
       }),
     (r: Recorded, res: ServerResponse) =>
-      r.path.startsWith('/cosmos/bank/v1beta1/balances/') &&
+      (r.path.startsWith('/cosmos/bank/v1beta1/balances/') ||
+        r.path.startsWith('/cosmos/bank/v1beta1/spendable_balances/')) &&
       json(res, 200, {
         balances: [{ denom: 'ngonka', amount: state.balance.toString() }],
         pagination: { total: '1' },

@@ -11,6 +11,9 @@ export interface Coin {
 }
 
 export const balancesPath = (address: string) => `/cosmos/bank/v1beta1/balances/${seg(address)}`;
+/** Balances minus what is locked (vesting): what a tx can actually spend (SDK ≥ 0.46). */
+export const spendableBalancesPath = (address: string) =>
+  `/cosmos/bank/v1beta1/spendable_balances/${seg(address)}`;
 
 export function parseBalances(json: unknown): Coin[] {
   return objList(asObject(json, ''), 'balances', '').map(([c, p]) => ({
@@ -31,5 +34,16 @@ export async function queryBalance(
   options?: GetOptions,
 ): Promise<bigint> {
   const coins = await queryBalances(client, address, options);
+  return coins.find((c) => c.denom === denom)?.amount ?? 0n;
+}
+
+/** The spendable balance in one denom: what must cover a deposit plus its fee (keeper rule 7). */
+export async function querySpendableBalance(
+  client: ChainClient,
+  address: string,
+  denom = BASE_DENOM,
+  options?: GetOptions,
+): Promise<bigint> {
+  const coins = await getParsed(client, 'chainRest', spendableBalancesPath(address), parseBalances, options);
   return coins.find((c) => c.denom === denom)?.amount ?? 0n;
 }
