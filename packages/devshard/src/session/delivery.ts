@@ -79,7 +79,7 @@ export async function openChat(
   ctx: SessionContext,
   address: string,
   nonce: bigint,
-  options: { payload?: PayloadWire; purpose: ChatPurpose; signal?: AbortSignal },
+  options: { payload?: PayloadWire; stream?: boolean; purpose: ChatPurpose; signal?: AbortSignal },
 ): Promise<ChatStream> {
   const target = targetOf(ctx, address);
   if (nonce - hostSyncOf(ctx, address) > ctx.settings.catchUpChunk) {
@@ -89,7 +89,8 @@ export async function openChat(
   const request: InferenceRequestWire = {
     diffs: ctx.log.range(hostSyncOf(ctx, address) + 1n, nonce).map((d) => diffToWire(d.diff)),
     nonce,
-    ...(options.payload ? { payload: options.payload, stream: true } : {}),
+    ...(options.payload ? { payload: options.payload } : {}),
+    ...(options.stream ? { stream: true } : {}),
   };
   return ctx.transport.chat(target, ctx.escrowId, request, {
     purpose: options.purpose,

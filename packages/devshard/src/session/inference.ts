@@ -22,6 +22,8 @@ export interface InferenceInput {
   readonly inputLength: bigint;
   /** ≥ 64 (§5.4). */
   readonly maxTokens: bigint;
+  /** InferenceRequest.stream (§4.3): ask the host for streamed chunks (default true). */
+  readonly stream?: boolean;
 }
 
 export interface InferenceHandlers {
@@ -48,12 +50,17 @@ export interface InferenceResult {
   readonly error?: Error;
 }
 
+export interface PreparedInference extends Committed {
+  readonly payload: PayloadWire;
+  readonly stream: boolean;
+}
+
 /** Compose, sign and persist the diff of a new inference. Caller holds ctx.composeLock. */
 export async function composeInference(
   ctx: SessionContext,
   input: InferenceInput,
   workLimit: bigint,
-): Promise<Committed & { readonly payload: PayloadWire }> {
+): Promise<PreparedInference> {
   assertUsable(ctx);
   const state = ctx.state;
   if (state.phase !== SessionPhase.Active || ctx.finalizing) {
@@ -92,7 +99,7 @@ export async function composeInference(
   );
   const committed = await composeAndPersist(ctx, [start], { payload });
   if (!committed) throw new SessionError(SessionErrorCode.ComposeFailed, 'nothing composed');
-  return { ...committed, payload };
+  return { ...committed, payload, stream: input.stream ?? true };
 }
 
 function call(ctx: SessionContext, fn: () => void): void {
@@ -115,7 +122,7 @@ function progress(ctx: SessionContext, nonce: bigint) {
 /** Sends a committed inference diff and reads its stream to the end. Never throws for host failures. */
 export async function runInference(
   ctx: SessionContext,
-  committed: Committed & { readonly payload: PayloadWire },
+  committed: PreparedInference,
   handlers: InferenceHandlers,
 ): Promise<InferenceResult> {
   const nonce = committed.stored.nonce;
@@ -130,6 +137,7 @@ export async function runInference(
   try {
     const stream = await openChat(ctx, address, nonce, {
       payload: committed.payload,
+      stream: committed.stream,
       purpose: 'inference',
       ...(handlers.signal ? { signal: handlers.signal } : {}),
     });
