@@ -1,6 +1,7 @@
 // Runtime fault switches (issue item 6). Each devnet owns one Faults object; tests flip it through
 // the embedding API and the demo through POST /devnet/admin/faults. Every field is plain JSON so the
 // admin route can take it as is.
+import type { HostFault, HostFaultMode, HostFaults } from './host/host-faults.js';
 
 /** Makes matching queries slow and/or fail. */
 export interface QueryFault {
@@ -48,6 +49,8 @@ export interface FaultSettings {
   excludedParticipants?: string[];
   /** Block production paused (same as blocks.pause()). */
   blocksPaused?: boolean;
+  /** Devshard host faults by host address (host/host-faults.ts); the whole map is replaced on set. */
+  devshardHosts?: HostFaults;
 }
 
 export class Faults {
@@ -98,6 +101,24 @@ export class Faults {
     if (!fault) return null;
     this.#consume('broadcast', fault);
     return fault;
+  }
+
+  /** The host's devshard fault when its mode is one of `modes`, consuming one of its `remaining` uses. */
+  takeHostFault(address: string, modes: readonly HostFaultMode[]): HostFault | null {
+    const fault = this.#settings.devshardHosts?.[address];
+    if (!fault || !modes.includes(fault.mode)) return null;
+    if (fault.remaining !== undefined) {
+      const hosts = { ...this.#settings.devshardHosts };
+      if (fault.remaining <= 1) delete hosts[address];
+      else hosts[address] = { ...fault, remaining: fault.remaining - 1 };
+      this.#settings = { ...this.#settings, devshardHosts: hosts };
+    }
+    return fault;
+  }
+
+  /** The host's devshard fault, not consumed (e.g. to see whether it should be down). */
+  hostFault(address: string): Readonly<HostFault> | undefined {
+    return this.#settings.devshardHosts?.[address];
   }
 
   #consume(key: 'chainQuery' | 'nodeQuery' | 'broadcast', fault: { remaining?: number }): void {

@@ -71,6 +71,17 @@ export class BlockProducer {
     return this.#genesis;
   }
 
+  /**
+   * The devnet clock now (ns): the wall clock plus the offset `advanceTime` added, never behind the
+   * latest block. Block production uses the same sum, so devshard hosts (confirmed_at, timeout
+   * deadlines) and blocks agree on time, and a test moves both with one `advanceTime`.
+   */
+  clockNs(): bigint {
+    const t = nowNs() + this.#offsetNs;
+    if (t < this.#latest.timeNs) return this.#latest.timeNs;
+    return t;
+  }
+
   get mempoolSize(): number {
     return this.#mempool.length;
   }
