@@ -5,6 +5,7 @@ import type { BlockProducer } from './chain/block-producer.js';
 import type { ChainState } from './chain/state.js';
 import type { Faults } from './faults.js';
 import type { GovernanceModel } from './genesis.js';
+import type { DevshardHosts } from './host/host-session-store.js';
 import type { MockModel } from './model/mock-model.js';
 import type { ConfirmationPocPhase } from './node/epoch-schedule.js';
 
@@ -36,6 +37,8 @@ export interface DevnetCore {
   hosts: HostIdentity[];
   /** Confirmation PoC switched on by a test or the admin route (§3.3); null = none. */
   confirmationPoc: ConfirmationPocEvent | null;
+  /** The devshard hosts' sessions, clock and signing choices (host/); survives host restarts. */
+  devshardHosts: DevshardHosts;
   /** Stops or starts one host's server (admin route); set by the devnet. */
   setHostRunning(address: string, running: boolean): Promise<void>;
   logger: boolean;

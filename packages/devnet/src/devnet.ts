@@ -18,6 +18,10 @@ import {
   genesisParticipants,
   governanceModels,
 } from './genesis.js';
+import { devnetHostClock } from './host/host-clock.js';
+import { type DevshardHostsControl, DownFaultReconciler, devshardHostsControl } from './host/host-control.js';
+import { devshardHostRoutes } from './host/host-routes.js';
+import { DevshardHosts } from './host/host-session-store.js';
 import { createApp, listen } from './http.js';
 import { MockModel } from './model/mock-model.js';
 import {
@@ -85,6 +89,8 @@ export interface Devnet {
   epochs: DevnetEpochs;
   faults: Faults;
   model: MockModel;
+  /** Devshard hosts: clock, per-host faults, signing key, session replicas (host/host-control.ts). */
+  devshardHosts: DevshardHostsControl;
   /** Everything the servers share; what participant plugins receive. */
   core: DevnetCore;
   close(): Promise<void>;
@@ -141,6 +147,12 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     directScheme: options.directSigningScheme ?? 'body-sha256',
     hosts,
     confirmationPoc: null,
+    devshardHosts: new DevshardHosts(
+      chain,
+      devnetHostClock(blocks),
+      hosts,
+      options.devshardHosts === false ? {} : options.devshardHosts,
+    ),
     logger: options.logger ?? false,
     setHostRunning: async (address, running) => {
       const server = servers.get(address);
@@ -149,6 +161,11 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     },
   };
 
+  const plugins = [
+    ...(options.devshardHosts === false ? [] : [devshardHostRoutes]),
+    ...(options.participantPlugins ?? []),
+  ];
+  const reconciler = new DownFaultReconciler(core, faults);
   const apps: FastifyInstance[] = [];
   try {
     const replays = hosts.map(() => new ReplayCache());
@@ -157,7 +174,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
         core,
         host,
         replays[i]!,
-        options.participantPlugins ?? [],
+        plugins,
         bindHost,
         ports.participants[i]!,
       );
@@ -181,9 +198,18 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     };
     urls.mlNode = `${urls.node}/devnet/mlnode`;
     blocks.startTimer(options.blockIntervalMs ?? 1000);
-    return assemble(core, urls, accounts, servers, apps, createChainAccessor(chain, blocks, faults));
+    return assemble(
+      core,
+      urls,
+      accounts,
+      servers,
+      apps,
+      createChainAccessor(chain, blocks, faults),
+      reconciler,
+    );
   } catch (err) {
     blocks.stopTimer();
+    await reconciler.stop();
     await Promise.allSettled([...apps.map((a) => a.close()), ...[...servers.values()].map((s) => s.stop())]);
     throw err;
   }
@@ -196,6 +222,7 @@ function assemble(
   servers: Map<string, ParticipantServer>,
   apps: FastifyInstance[],
   chain: DevnetChain,
+  reconciler: DownFaultReconciler,
 ): Devnet {
   const { blocks: producer, faults } = core;
   const epochParams = () => core.chain.effectiveParams().epoch;
@@ -261,11 +288,13 @@ function assemble(
     epochs,
     faults,
     model: core.model,
+    devshardHosts: devshardHostsControl(core, faults, reconciler),
     core,
     close: async () => {
       if (closed) return;
       closed = true;
       producer.stopTimer();
+      await reconciler.stop();
       await Promise.all([...apps.map((a) => a.close()), ...[...servers.values()].map((s) => s.stop())]);
     },
   };

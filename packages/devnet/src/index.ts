@@ -1,5 +1,6 @@
 // Public surface of @gonka-gateway/devnet: startDevnet and the types of what it returns, the mock
-// model (reusable by devshard hosts), fault settings, and the dev accounts' well-known values.
+// model, fault settings (chain, node and devshard hosts), the devshard hosts' control types, and the
+// dev accounts' well-known values.
 export type { DevnetChain } from './chain/accessor.js';
 export type { ModuleName } from './chain/bank.js';
 export type { TxEvent, TxResult } from './chain/events.js';
@@ -29,6 +30,11 @@ export {
   type QueryFault,
 } from './faults.js';
 export { DEVNET_MODELS, type DevAccount, GNK, MINIMAX_MODEL, QWEN_MODEL } from './genesis.js';
+export type { HostClock } from './host/host-clock.js';
+export type { DevshardHostsControl } from './host/host-control.js';
+export { HOST_FAULT_MODES, type HostFault, type HostFaultMode, type HostFaults } from './host/host-faults.js';
+export type { AppliedDiff, Execution, HostSession } from './host/host-session.js';
+export type { DevshardHostsOptions, SigningKeyChoice } from './host/host-session-store.js';
 export { sendCompletion } from './model/chat-reply.js';
 export { type ChatMessage, type ChatRequest, chatRequestSchema, promptText } from './model/chat-request.js';
 export {

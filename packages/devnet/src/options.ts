@@ -1,6 +1,7 @@
 // Devnet options and their defaults.
 import type { DirectSigningScheme, PrivateKey } from '@gonka-gateway/chain';
 import type { DevnetParams, EpochParams } from './chain/params.js';
+import type { DevshardHostsOptions } from './host/host-session-store.js';
 import type { MockModelLatency } from './model/mock-model.js';
 import type { ParticipantPlugin } from './participant/participant-server.js';
 
@@ -40,8 +41,13 @@ export interface DevnetOptions {
   extraFundedKeys?: Array<PrivateKey | string>;
   /** Where DEVSHARD_PRIVATE_KEY is read from (funded and allowlisted when set); default process.env. */
   env?: Record<string, string | undefined>;
-  /** Plugins mounted on every participant server (e.g. devshard host routes). */
+  /** Plugins mounted on every participant server, after the devshard host routes. */
   participantPlugins?: ParticipantPlugin[];
+  /**
+   * Devshard hosts on every participant (default on): `false` leaves them out; `warmKeySigners`
+   * lists host names or addresses that sign with their warm key instead of the cold one.
+   */
+  devshardHosts?: false | DevshardHostsOptions;
   /** Fastify request logging; default false. */
   logger?: boolean;
 }
