@@ -18,6 +18,7 @@ export {
   publicKeyFromPrivate,
   recoverPublicKey,
   SECP256K1_ORDER,
+  secp256k1BackendName,
   sha256,
   signDigest64,
   signDigest65,
