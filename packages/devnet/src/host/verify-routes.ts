@@ -133,6 +133,7 @@ export function registerVerifyRoutes(app: FastifyInstance, env: RouteEnv): void 
             )
           : { reachable: false },
     });
+    if ('error' in answer) return sendError(reply, 500, answer.error.message);
     return sendJson(reply, encodeVerifyTimeoutAnswer(answer));
   });
 }

@@ -9,6 +9,7 @@ import {
   type PayloadWire,
   parseJsonLossless,
   recoverTimeoutVoter,
+  signDiff,
   stringifyJsonLossless,
   TimeoutReason,
   txOf,
@@ -220,5 +221,20 @@ describe('devshard hosts: verify-timeout', () => {
     expect(outsider.status).toBe(403);
     const bad = new TextEncoder().encode('{"inference_id":1,"reason":"slow"}');
     expect((await user.post(voter, 'verify-timeout', bad)).status).toBe(400);
+    // A catch-up diff the host cannot apply (not the creator's signature) is a 500, not a vote.
+    const next = user.compose();
+    const forged = signDiff(member.key, user.id, next);
+    const body = new TextEncoder().encode(
+      stringifyJsonLossless({
+        inference_id: id,
+        reason: 'execution',
+        diffs: [...user.catchUp(voter, next.nonce - 1n), forged].map((d) =>
+          parseJsonLossless(encodeDiffWire(diffToWire(d))),
+        ),
+      }),
+    );
+    const refused = await user.post(voter, 'verify-timeout', body);
+    expect(refused.status).toBe(500);
+    expect(devnet.devshardHosts.session(voter, user.row.id)!.latestNonce).toBe(next.nonce - 1n);
   });
 });

@@ -60,13 +60,18 @@ function hasFinish(answer: ChallengeAnswer, id: bigint): boolean {
   });
 }
 
+/**
+ * Votes on a timeout after applying the catch-up diffs. A catch-up diff that does not apply is an
+ * `error` (HTTP 500, as for chat): the reference host ignores it and votes on what it has, but a 200
+ * tells the user the diffs were taken, so the devnet does not answer one then.
+ */
 export async function verifyTimeout(
   session: HostSession,
   body: VerifyTimeoutBody,
   deps: VerifyDeps,
-): Promise<VerifyTimeoutAnswer> {
-  // Catch-up is best effort, as on the reference host: a diff it cannot apply leaves it where it is.
-  session.deliver(body.diffs, deps.store.applyContext, deps.maxNonce);
+): Promise<VerifyTimeoutAnswer | { readonly error: Error }> {
+  const delivery = session.deliver(body.diffs, deps.store.applyContext, deps.maxNonce);
+  if (delivery.error) return { error: delivery.error };
   const id = body.inferenceId;
   const voterSlot = session.primarySlot;
   const reject = (rejectCause: string): VerifyTimeoutAnswer => {
