@@ -159,8 +159,7 @@ export function registerChatRoute(app: FastifyInstance, env: RouteEnv): void {
       // 'running': another request is executing it; its Finish arrives through the mempool.
     }
     const mempool = session.mempool.txs().map((t) => t.bytes);
-    if (req.payload || mempool.length > 0) sse.data(encodeMetaEvent({ mempool }));
-    if (req.payload) sse.done();
-    else sse.end();
+    const meta = req.payload || mempool.length > 0 ? [encodeMetaEvent({ mempool })] : [];
+    sse.end(meta, req.payload !== undefined);
   }
 }

@@ -207,7 +207,9 @@ export async function execute(
     if (cutAt !== undefined && i >= cutAt) await sink.sse.cut();
     else sink.sse.raw(frames[i]!);
   };
-  if (!grant.chat.stream) {
+  if (timeToFirstTokenMs === 0 && perTokenMs === 0 && cutAt === undefined) {
+    sink.sse?.raw(frames.join('')); // no latency to model: one write instead of one per frame
+  } else if (!grant.chat.stream) {
     const delay = timeToFirstTokenMs + perTokenMs * Math.max(0, completion.completionTokens - 1);
     if (delay > 0) await sleep(delay);
     await write(0);

@@ -41,13 +41,11 @@ export class SseWriter {
     if (this.open) this.#raw.write(frames);
   }
 
-  done(): void {
+  /** Ends the stream, after the `data:` events given (one write for the tail of the stream). */
+  end(events: readonly string[] = [], done = false): void {
     if (!this.open) return;
-    this.#raw.end('data: [DONE]\n\n');
-  }
-
-  end(): void {
-    if (this.open) this.#raw.end();
+    const tail = events.map((json) => `data: ${json}\n\n`).join('') + (done ? 'data: [DONE]\n\n' : '');
+    this.#raw.end(tail);
   }
 
   /**

@@ -43,7 +43,7 @@ const prim = (label: string, n: number, fn: () => unknown) => {
   for (let i = 0; i < n; i++) fn();
   console.log(`${label.padEnd(48)} ${(((performance.now() - t0) * 1000) / n).toFixed(1).padStart(8)} µs`);
 };
-prim('secp256k1 recovery (noble)', 200, () => recoverAddress(digest, sig));
+prim('secp256k1 recovery + address (chain backend)', 200, () => recoverAddress(digest, sig));
 prim('secp256k1 sign, 65 bytes', 200, () => key.signDigest65(digest));
 prim('state signature (encode + sha256 + sign)', 200, () => signStateRoot(key, digest, '1', 1n));
 prim('prompt hash of a small chat body', 2000, () => promptHash(prompt));
