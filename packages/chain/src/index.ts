@@ -11,6 +11,7 @@ export {
   privateKeyFromFile,
   privateKeyFromFileText,
 } from './crypto/key-source.js';
+export { type CurveBackend, loadNativeBackend, nobleBackend } from './crypto/curve-backend.js';
 export { GONKA_HD_PATH, PrivateKey } from './crypto/private-key.js';
 export { recoverAddress } from './crypto/recover.js';
 export {

@@ -11,7 +11,6 @@ import type {
   MsgValidation,
   MsgValidationVote,
 } from '../proto/tx-messages.js';
-import { recoverExecutorReceiptSigner } from '../signing/executor-receipt.js';
 import {
   recoverFinishProposer,
   validationProposerBytes,
@@ -21,6 +20,7 @@ import { authorizeSlotSigner } from '../state/authorize.js';
 import { isAcceptedMempoolTx } from '../state/candidates.js';
 import type { TxEnv } from '../state/context.js';
 import { hasSlotBit } from '../state/record.js';
+import { authorizeConfirmReceipt } from '../state/tx/confirm-start.js';
 import { InferenceStatus, type SessionState } from '../state/types.js';
 import { verifyStyledSlotSignature } from '../state/vote-style.js';
 
@@ -42,24 +42,7 @@ function checkConfirm(s: SessionState, msg: MsgConfirmStart, env: TxEnv): Reject
   const rec = s.inferences.get(msg.inferenceId);
   if (!rec) return 'not_live';
   if (rec.status !== InferenceStatus.Pending) return 'wrong_status';
-  const stamps = s.profile.heightStamps;
-  const signer = recoverExecutorReceiptSigner(
-    {
-      inferenceId: msg.inferenceId,
-      promptHash: rec.promptHash,
-      model: rec.model,
-      inputLength: rec.inputLength,
-      maxTokens: rec.maxTokens,
-      startedAt: rec.startedAt,
-      escrowId: s.escrowId,
-      confirmedAt: msg.confirmedAt,
-      observedHeight: stamps ? msg.observedHeight : 0n,
-      observedBlockHash: stamps ? msg.observedBlockHash : new Uint8Array(0),
-    },
-    msg.executorSig,
-    env.recover,
-  );
-  return authorizeSlotSigner(s, rec.executorSlot, signer, env) ? undefined : 'bad_signature';
+  return authorizeConfirmReceipt(s, rec, msg, env) ? undefined : 'bad_signature';
 }
 
 function checkFinish(s: SessionState, msg: MsgFinishInference, env: TxEnv): RejectReason | undefined {

@@ -7,14 +7,20 @@ import { recoverExecutorReceiptSigner } from '../../signing/executor-receipt.js'
 import { authorizeSlotSigner } from '../authorize.js';
 import type { TxEnv } from '../context.js';
 import { updateRecord } from '../record.js';
-import { InferenceStatus, type WorkingState } from '../types.js';
+import { type InferenceRecord, InferenceStatus, type WorkingState } from '../types.js';
 import { liveRecord, stamped, withRecord } from './common.js';
 
-export function applyConfirmStart(s: WorkingState, msg: MsgConfirmStart, env: TxEnv): WorkingState {
-  const rec = liveRecord(s, msg.inferenceId);
-  if (rec.status !== InferenceStatus.Pending) {
-    throw new DevshardError(DevshardErrorCode.InvalidTransition, `expected pending, got ${rec.status}`);
-  }
+/**
+ * The executor's receipt on `msg`, checked against the record it confirms: the state with any warm
+ * key the signer bound, or null when the signature is not the executor slot's. Shared by the
+ * strict apply below and by the session's admission of host txs, so both judge alike.
+ */
+export function authorizeConfirmReceipt(
+  s: WorkingState,
+  rec: InferenceRecord,
+  msg: MsgConfirmStart,
+  env: TxEnv,
+): WorkingState | null {
   const stamps = s.profile.heightStamps;
   const signer = recoverExecutorReceiptSigner(
     {
@@ -32,7 +38,15 @@ export function applyConfirmStart(s: WorkingState, msg: MsgConfirmStart, env: Tx
     msg.executorSig,
     env.recover,
   );
-  const authorized = authorizeSlotSigner(s, rec.executorSlot, signer, env);
+  return authorizeSlotSigner(s, rec.executorSlot, signer, env);
+}
+
+export function applyConfirmStart(s: WorkingState, msg: MsgConfirmStart, env: TxEnv): WorkingState {
+  const rec = liveRecord(s, msg.inferenceId);
+  if (rec.status !== InferenceStatus.Pending) {
+    throw new DevshardError(DevshardErrorCode.InvalidTransition, `expected pending, got ${rec.status}`);
+  }
+  const authorized = authorizeConfirmReceipt(s, rec, msg, env);
   if (!authorized) {
     throw new DevshardError(DevshardErrorCode.InvalidExecutorSig, `executor slot ${rec.executorSlot}`);
   }
