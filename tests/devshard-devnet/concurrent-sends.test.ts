@@ -76,14 +76,10 @@ describe('an answer read after its Confirm arrived through another answer', () =
     await settleAndCheck(escrow, session, fin);
   }, 60_000);
 
-  // BUG (packages/devshard, session/response.ts processReceipt → inference.ts onReceipt): the receipt
-  // event of A carries the executor's signed receipt, but `confirmQueued` is computed as "the Confirm
-  // was added to the queue now, or is still queued"; when the same Confirm came earlier through another
-  // answer's meta event and a diff already applied it (record Started/Finished), neither holds, and
-  // onReceipt reports `confirmed: false` — the signal a proxy would read as a refusal — for an
-  // inference that was accepted and is streaming. The final InferenceResult says confirmed: true.
-  // Seen without any injected delay with model latency and ~48 concurrent requests.
-  it.fails('reports onReceipt confirmed: true for the late receipt', async () => {
+  // When the same Confirm came earlier through another answer's meta event and a diff already
+  // applied it, this receipt queues nothing new, yet the inference is confirmed: onReceipt must
+  // say so, or a proxy would read an accepted, streaming inference as refused.
+  it('reports onReceipt confirmed: true for the late receipt', async () => {
     const { a } = await lateAnswer();
     expect(a.receipts).toEqual([{ nonce: a.result.nonce, confirmed: true }]);
   }, 60_000);

@@ -144,9 +144,11 @@ export async function runInference(
     for await (const event of stream) {
       if (event.type === 'receipt') {
         const outcome = processReceipt(ctx, address, event.receipt, nonce, { deferSignature: true });
-        const { confirmQueued } = outcome;
+        // Another request's diff may already have applied this inference's Confirm (concurrent
+        // sends): confirmed then, even though this receipt queued nothing new.
+        const confirmed = outcome.confirmQueued || progress(ctx, nonce).confirmed;
         verifySignature = outcome.verifySignature;
-        call(ctx, () => handlers.onReceipt?.({ nonce, confirmed: confirmQueued }));
+        call(ctx, () => handlers.onReceipt?.({ nonce, confirmed }));
       } else if (event.type === 'chunk') {
         call(ctx, () => handlers.onChunk?.(event.line));
       } else if (event.type === 'meta') {

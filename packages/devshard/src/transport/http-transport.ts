@@ -130,10 +130,14 @@ class HttpChatStream implements ChatStream {
     if (this.#used) throw new Error('a chat stream can be read once');
     this.#used = true;
     let finished = false;
+    let sawReceipt = false;
     try {
       if (isEventStream(this.res)) {
         const body = this.res.body ?? emptyBody();
-        yield* chatEvents(readLines(body, this.maxLineBytes), this.payloadSent);
+        for await (const event of chatEvents(readLines(body, this.maxLineBytes), this.payloadSent)) {
+          if (event.type === 'receipt') sawReceipt = true;
+          yield event;
+        }
       } else {
         // Legacy non-SSE answer (§4.3): one JSON object, mempool inside.
         const text = Buffer.from(await readBounded(this.res.body, this.maxBodyBytes)).toString('utf8');
@@ -152,7 +156,10 @@ class HttpChatStream implements ChatStream {
       }
       finished = true;
     } catch (error) {
-      const failure = this.scope.failure(error, 'chat stream');
+      const failure = this.scope.signal.aborted
+        ? this.scope.failure(error, 'chat stream')
+        : (brokenStreamFailure(error, sawReceipt && this.payloadSent) ??
+          this.scope.failure(error, 'chat stream'));
       this.scope.cancel('stream failed');
       throw failure;
     } finally {
@@ -161,6 +168,25 @@ class HttpChatStream implements ChatStream {
       this.scope.dispose();
     }
   }
+}
+
+/**
+ * A connection that breaks while the body is read (undici: `TypeError: terminated`) is a truncated
+ * stream, like a clean EOF before [DONE] (§4.4): after a receipt on a payload send the execution was
+ * cut, which is not retryable (the executor may still finish and bill it).
+ */
+function brokenStreamFailure(error: unknown, afterReceipt: boolean): HostTransportError | undefined {
+  if (error instanceof HostTransportError) return undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  return afterReceipt
+    ? new HostTransportError(
+        HostErrorCode.TruncatedExecution,
+        `chat stream cut after the receipt: ${message}`,
+        {
+          cause: error,
+        },
+      )
+    : new HostTransportError(HostErrorCode.Truncated, `chat stream cut: ${message}`, { cause: error });
 }
 
 function emptyBody(): ReadableStream<Uint8Array> {
