@@ -27,7 +27,7 @@ import {
 import {
   type Clock,
   devshardBaseUrl,
-  type EscrowRow,
+  escrowRowFromChain,
   type HostTransport,
   HttpHostTransport,
   InMemorySessionStore,
@@ -89,34 +89,6 @@ export const quorumSlots = (slotCount: number) => Math.floor((2 * slotCount) / 3
 /** Accept weight a timeout needs: > ⌊N × factor / 100⌋ (§5.2, §5.4). */
 export const timeoutWeightNeeded = (row: DevshardEscrow) =>
   Math.floor((row.slots.length * row.voteThresholdFactor) / 100) + 1;
-
-function u32Field(raw: Record<string, unknown>, name: string): bigint {
-  const v = raw[name];
-  return typeof v === 'number' || typeof v === 'string' ? BigInt(v) : 0n;
-}
-
-/**
- * The session's escrow row from the queried chain row. queryEscrow types every config field but the
- * seal-grace ones (§5.2), which are read from the raw row: leaving them out would make the session
- * default them (§12 #7) while the hosts use the row's values, and the roots would split at sealing.
- */
-export function sessionEscrowRow(row: DevshardEscrow): EscrowRow {
-  const raw = row.raw as Record<string, unknown>;
-  return {
-    escrowId: row.id,
-    creator: row.creator,
-    amount: row.amount,
-    slots: row.slots,
-    tokenPrice: row.tokenPrice,
-    createDevshardFee: row.createDevshardFee,
-    feePerNonce: row.feePerNonce,
-    validationRate: row.validationRate,
-    voteThresholdFactor: row.voteThresholdFactor,
-    inferenceSealGraceNonces: u32Field(raw, 'inference_seal_grace_nonces'),
-    inferenceSealGraceSeconds: u32Field(raw, 'inference_seal_grace_seconds'),
-    autoSealEveryNNonces: u32Field(raw, 'auto_seal_every_n_nonces'),
-  };
-}
 
 /** One escrow of a test: its chain row, the session record, a store and every session event. */
 export class TestEscrow {
@@ -278,7 +250,7 @@ export class Gateway {
       // Timeouts are frozen on the row at creation (§12 #8); older rows lack them (0 = live params).
       const record: SessionRecord = {
         escrowId: row.id.toString(),
-        escrow: sessionEscrowRow(row),
+        escrow: escrowRowFromChain(row),
         tag: this.version,
         version: this.version,
         chainParams: {

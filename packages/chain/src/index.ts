@@ -3,6 +3,7 @@
 // requests, and the error table.
 export { systemClockNs } from './clock.js';
 export { ADDRESS_PREFIX, addressFromPublicKey, decodeAddress, isAddress } from './crypto/address.js';
+export { type CurveBackend, loadNativeBackend, nobleBackend } from './crypto/curve-backend.js';
 export {
   DEFAULT_PRIVATE_KEY_ENV,
   type KeyFileOptions,
@@ -11,7 +12,6 @@ export {
   privateKeyFromFile,
   privateKeyFromFileText,
 } from './crypto/key-source.js';
-export { type CurveBackend, loadNativeBackend, nobleBackend } from './crypto/curve-backend.js';
 export { GONKA_HD_PATH, PrivateKey } from './crypto/private-key.js';
 export { recoverAddress } from './crypto/recover.js';
 export {

@@ -235,6 +235,7 @@ export {
 } from './state/context.js';
 export { checkNonceLimit } from './state/diff-checks.js';
 export type { ApplyResult, DiffEffects, WarmKeyBinding } from './state/effects.js';
+export { escrowRowFromChain } from './state/escrow-row.js';
 export { executorSlotFor, MAX_GROUP_SIZE, quorumThreshold } from './state/group.js';
 export { type IdLog, idLogFrom, idLogHas, idLogToArray } from './state/id-log.js';
 export {

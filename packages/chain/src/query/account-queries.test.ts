@@ -65,6 +65,27 @@ describe('escrow answer shapes', () => {
     });
     expect(() => parseEscrowResponse({ found: true })).toThrow(/escrow/);
   });
+
+  it('types the seal settings the session must freeze, under either spelling, 0 when absent', () => {
+    const row = (extra: Record<string, unknown>) =>
+      parseEscrowResponse({ escrow: { id: '9', ...extra }, found: true }).escrow!;
+    expect(
+      row({
+        inference_seal_grace_nonces: 160,
+        inference_seal_grace_seconds: '3600',
+        auto_seal_every_n_nonces: 150,
+      }),
+    ).toMatchObject({
+      inferenceSealGraceNonces: 160n,
+      inferenceSealGraceSeconds: 3600n,
+      autoSealEveryNNonces: 150n,
+    });
+    expect(row({ seal_grace_nonces: 20, seal_grace_seconds: 60 })).toMatchObject({
+      inferenceSealGraceNonces: 20n,
+      inferenceSealGraceSeconds: 60n,
+      autoSealEveryNNonces: 0n,
+    });
+  });
 });
 
 describe('node API shapes', () => {

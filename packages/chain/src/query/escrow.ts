@@ -26,7 +26,17 @@ export interface DevshardEscrow {
   maxNonce: bigint;
   refusalTimeout: bigint;
   executionTimeout: bigint;
+  /** Seal settings frozen on the row (devshard-protocol.md §5.2, §5.6); 0 = the protocol default. */
+  inferenceSealGraceNonces: bigint;
+  inferenceSealGraceSeconds: bigint;
+  autoSealEveryNNonces: bigint;
   raw: JsonObject;
+}
+
+/** The first spelling present (revisions name the seal fields differently), else 0. */
+function intAlias(o: JsonObject, keys: readonly string[], p: string): bigint {
+  const key = keys.find((k) => o[k] !== undefined && o[k] !== null);
+  return key === undefined ? 0n : int(o, key, p);
 }
 
 export interface EscrowQueryResult {
@@ -52,6 +62,9 @@ export function parseEscrow(o: JsonObject, p: string): DevshardEscrow {
     maxNonce: int(o, 'max_nonce', p),
     refusalTimeout: int(o, 'refusal_timeout', p),
     executionTimeout: int(o, 'execution_timeout', p),
+    inferenceSealGraceNonces: intAlias(o, ['inference_seal_grace_nonces', 'seal_grace_nonces'], p),
+    inferenceSealGraceSeconds: intAlias(o, ['inference_seal_grace_seconds', 'seal_grace_seconds'], p),
+    autoSealEveryNNonces: intAlias(o, ['auto_seal_every_n_nonces'], p),
     raw: o,
   };
 }
