@@ -57,4 +57,18 @@ describe('computeTxFee', () => {
       gasLimit: 200_000n,
     });
   });
+
+  it('charges nothing for a settlement (fee-exempt, §2.3) unless asked to pay', () => {
+    expect(computeTxFee({ typeUrls: [MSG_SETTLE_DEVSHARD_ESCROW], feeParams: params() })).toEqual({
+      amount: 0n,
+      gasLimit: 700_000n,
+    });
+    expect(
+      computeTxFee({ typeUrls: [MSG_SETTLE_DEVSHARD_ESCROW], feeParams: params(), payExempt: true }).amount,
+    ).toBe(8_400_000n); // in no enabled group: the highest enabled price, 12 × 700000
+    // One non-exempt message makes the whole tx pay.
+    expect(
+      computeTxFee({ typeUrls: [MSG_SETTLE_DEVSHARD_ESCROW, MSG_SEND], feeParams: params() }).amount,
+    ).toBeGreaterThan(0n);
+  });
 });

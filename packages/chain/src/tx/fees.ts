@@ -5,10 +5,15 @@
 //   tx price          = max(global min_gas_price_ngonka, every message's price, configured floor);
 //   fee               = gas_limit × tx price.
 // The floor covers validators' local min-gas-prices, which CheckTx may add on top (§2.3 "Check").
-// MsgSettleDevshardEscrow is fee-exempt for allowlisted settlers, but paying is harmless, so every
-// message is priced the same way.
+// MsgSettleDevshardEscrow is a network duty, fee-exempt for an allowlisted settler (every settler
+// is: settling requires the allowlist): a tx of exempt messages only pays nothing. Paying would
+// not be harmless: the chain deducts what is offered (700k gas × 10 = the price of 7,000 nonces).
 import type { FeeParams } from '../query/params.js';
 import type { TxFee } from './build-tx.js';
+import { MSG_SETTLE_DEVSHARD_ESCROW } from './escrow-messages.js';
+
+/** Messages the chain lets through without a fee (chain-and-network.md §2.3 "Exempt"). */
+export const FEE_EXEMPT_TYPE_URLS: ReadonlySet<string> = new Set([MSG_SETTLE_DEVSHARD_ESCROW]);
 
 /** DEVSHARD_TX_GAS_LIMIT default (gateway-spec.md §2.10). */
 export const DEFAULT_TX_GAS_LIMIT = 700_000n;
@@ -39,11 +44,15 @@ export interface FeeInput {
   feeParams: FeeParams | null;
   gasLimit?: bigint;
   gasPriceFloor?: bigint;
+  /** Price exempt messages like any other (for a chain whose validators insist on a fee). */
+  payExempt?: boolean;
 }
 
 export function computeTxFee(input: FeeInput): TxFee {
   const gasLimit = input.gasLimit ?? DEFAULT_TX_GAS_LIMIT;
   if (gasLimit <= 0n) throw new RangeError('gas limit must be positive');
+  const exempt = input.typeUrls.length > 0 && input.typeUrls.every((url) => FEE_EXEMPT_TYPE_URLS.has(url));
+  if (exempt && !input.payExempt) return { amount: 0n, gasLimit };
   const price = gasPriceFor(input.typeUrls, input.feeParams, input.gasPriceFloor ?? DEFAULT_GAS_PRICE_FLOOR);
   return { amount: gasLimit * price, gasLimit };
 }

@@ -48,6 +48,8 @@ export interface PreparedTx extends SignedTx {
 export interface PrepareOptions {
   memo?: string;
   gasLimit?: bigint;
+  /** Pay a fee even for a fee-exempt tx (settlement), should a chain refuse it with code 13. */
+  payExempt?: boolean;
 }
 
 export class TxSigner {
@@ -98,6 +100,7 @@ export class TxSigner {
       feeParams,
       gasLimit: options.gasLimit ?? this.gasLimit,
       gasPriceFloor: this.gasPriceFloor,
+      ...(options.payExempt ? { payExempt: true } : {}),
     });
     const timeoutTimestampNs = this.nextTimeoutTimestampNs();
     const signed = buildUnorderedTx({
@@ -128,8 +131,13 @@ export class TxSigner {
   prepareSettleEscrow(
     settlement: Omit<MsgSettleDevshardEscrow, 'settler'>,
     feeParams: FeeParams | null,
+    options: PrepareOptions = {},
   ): PreparedTx {
-    return this.prepare([msgSettleDevshardEscrow({ ...settlement, settler: this.address })], feeParams);
+    return this.prepare(
+      [msgSettleDevshardEscrow({ ...settlement, settler: this.address })],
+      feeParams,
+      options,
+    );
   }
 
   /** 1 ngonka to self, which records the pubkey on chain (§5). */
