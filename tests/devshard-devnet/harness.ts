@@ -27,12 +27,13 @@ import {
 import {
   type Clock,
   devshardBaseUrl,
-  escrowRowFromChain,
   type HostTransport,
   HttpHostTransport,
   InMemorySessionStore,
+  runtimeVersionFor,
   type SessionEvent,
   type SessionRecord,
+  sessionRecordFromChain,
   systemClock,
   UserSession,
   type UserSessionOptions,
@@ -226,9 +227,9 @@ export class Gateway {
     }
   }
 
-  /** Runtime version the escrows bind to: the first approved name (§1, §12 #2). */
+  /** Runtime version the escrows bind to (§1, §12 #2). */
   get version(): string {
-    return this.params.devshardEscrow.approvedVersions[0]?.name ?? 'v5';
+    return runtimeVersionFor(this.params.devshardEscrow.approvedVersions) ?? 'v5';
   }
 
   /**
@@ -246,18 +247,7 @@ export class Gateway {
       if (!queried.escrow) throw new Error(`escrow ${created.escrowId} not found after creation`);
       const row = queried.escrow;
       if (!fits(groupOf(row.slots), row)) continue;
-      const ep = this.params.devshardEscrow;
-      // Timeouts are frozen on the row at creation (§12 #8); older rows lack them (0 = live params).
-      const record: SessionRecord = {
-        escrowId: row.id.toString(),
-        escrow: escrowRowFromChain(row),
-        tag: this.version,
-        version: this.version,
-        chainParams: {
-          refusalTimeout: row.refusalTimeout || ep.refusalTimeout,
-          executionTimeout: row.executionTimeout || ep.executionTimeout,
-        },
-      };
+      const record = sessionRecordFromChain(row, this.params.devshardEscrow, this.version);
       const escrow = new TestEscrow(this, row, record);
       await escrow.store.create(record);
       return escrow;
