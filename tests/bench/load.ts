@@ -56,7 +56,8 @@ export async function runLoad(
 
 export function formatLoad(r: LoadResult): string {
   const ms = (x: number) => `${x.toFixed(2)} ms`.padStart(10);
-  return `${r.label.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${ms(r.p50)}  p95 ${ms(r.p95)}  p99 ${ms(r.p99)}  (${r.requests} ok, ${r.errors} errors)`;
+  const line = `${r.label.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${ms(r.p50)}  p95 ${ms(r.p95)}  p99 ${ms(r.p99)}  (${r.requests} ok, ${r.errors} errors)`;
+  return r.firstError ? `${line}\n    first error: ${r.firstError}` : line;
 }
 
 /** gateway-vs-direct summary: throughput ratio and added latency at the median and the tail. */

@@ -1,12 +1,12 @@
 // Chain tx cost, in process (issue item 8). Separates execution from signature work:
-//  - verify: one secp256k1 tx-signature verification (noble, pure JS);
+//  - verify: one secp256k1 tx-signature verification (this process's backend: native or noble);
 //  - create, CheckTx: full ante + message on a branch, signature included;
 //  - create, DeliverTx: per tx inside a 200-tx block (the signature was verified at CheckTx and is
 //    cached, so this is execution only);
 //  - create, simulate: ante + message without signature checks;
 //  - settle, simulate: execution including 16 signature recoveries, and minus them.
 // Run: pnpm --filter @gonka-gateway/devnet bench:tx
-import { recoverAddress, sha256, verifyDigest64 } from '@gonka-gateway/chain';
+import { recoverAddress, secp256k1BackendName, sha256, verifyDigest64 } from '@gonka-gateway/chain';
 import { stateSignatureDigest } from '@gonka-gateway/devshard';
 import {
   account,
@@ -39,7 +39,7 @@ function time(label: string, n: number, fn: (i: number) => void): number {
 process.stdout.write('chain tx cost per operation (one core):\n');
 const digest = sha256(new TextEncoder().encode('bench'));
 const sig = creator.key.signDigest64(digest);
-const verify = time('verify one tx signature (noble)', 300, () =>
+const verify = time(`verify one tx signature (${secp256k1BackendName})`, 300, () =>
   verifyDigest64(sig, digest, creator.key.publicKey),
 );
 
