@@ -53,4 +53,5 @@ export {
   openInfrastructure,
 } from './service/infrastructure.js';
 export { EXIT_CONFIG, EXIT_UNAVAILABLE, runMain } from './service/run-main.js';
+export { runService, type ServiceDeps, type ServiceSpec } from './service/run-service.js';
 export { GATEWAY_VERSION } from './service/version.js';

@@ -6,6 +6,11 @@
 //   next_poc_start(e)     = poc_start + epoch_length
 // The latest epoch is the last one whose PoC has started; the effective epoch (escrow epoch_index,
 // the settle window) switches only at set_new_validators, as on the chain.
+
+import {
+  type ConfirmationPocPhase as ChainConfirmationPocPhase,
+  CONFIRMATION_POC_PHASES,
+} from '@gonka-gateway/chain';
 import type { EpochParams } from '../chain/params.js';
 
 export type EpochPhase =
@@ -25,15 +30,9 @@ export interface EpochStages {
   nextPocStart: bigint;
 }
 
-/** Phase names of a confirmation PoC event (§3.3): 0 inactive … 4 completed. */
-export const CONFIRMATION_POC_PHASES = [
-  'CONFIRMATION_POC_INACTIVE',
-  'CONFIRMATION_POC_GRACE_PERIOD',
-  'CONFIRMATION_POC_GENERATION',
-  'CONFIRMATION_POC_VALIDATION',
-  'CONFIRMATION_POC_COMPLETED',
-] as const;
-export type ConfirmationPocPhase = (typeof CONFIRMATION_POC_PHASES)[number];
+/** Phase names of a confirmation PoC event (§3.3): 0 inactive … 4 completed; the client's list. */
+export { CONFIRMATION_POC_PHASES };
+export type ConfirmationPocPhase = Exclude<ChainConfirmationPocPhase, 'UNKNOWN'>;
 
 export function validateEpochParams(p: EpochParams): void {
   const pocSpan =

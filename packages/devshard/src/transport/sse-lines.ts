@@ -3,21 +3,14 @@
 // arrived; a line longer than `maxLineBytes` aborts the read instead of growing without bound (a host
 // could otherwise stream forever without a newline) or being silently cut (which would mis-parse a
 // protocol event). Lines end in "\n"; a "\r" before it is dropped, like the reference reader.
+
+import { concat } from '@gonka-gateway/chain';
 import { HostErrorCode, HostTransportError } from './errors.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
 
-function joined(parts: readonly Uint8Array[], length: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
-}
+const joined = (parts: readonly Uint8Array[]): Uint8Array => (parts.length === 1 ? parts[0]! : concat(parts));
 
 function withoutCr(line: Uint8Array): Uint8Array {
   return line.length > 0 && line[line.length - 1] === CR ? line.subarray(0, line.length - 1) : line;
@@ -43,7 +36,7 @@ export async function* readLines(
       const piece = chunk.subarray(start, end);
       // The limit counts the line without "\n"; a trailing "\r" is allowed on top of it.
       if (pending + piece.length > maxLineBytes + 1) throw tooLarge();
-      const line = pending === 0 ? piece : joined([...parts, piece], pending + piece.length);
+      const line = pending === 0 ? piece : joined([...parts, piece]);
       parts = [];
       pending = 0;
       const clean = withoutCr(line);
@@ -59,7 +52,7 @@ export async function* readLines(
     }
   }
   if (pending > 0) {
-    const clean = withoutCr(joined(parts, pending));
+    const clean = withoutCr(joined(parts));
     if (clean.length > maxLineBytes) throw tooLarge();
     yield clean;
   }
