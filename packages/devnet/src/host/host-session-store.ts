@@ -19,6 +19,36 @@ export type SessionLookup =
   | { readonly session: HostSession }
   | { readonly status: 404 | 409 | 503; readonly message: string; readonly devshardError?: string };
 
+/**
+ * The session state a host starts from for an escrow row of this chain: config frozen on the row,
+ * timeouts from the row when it carries them, else the live params (§5.2, §12 #8).
+ */
+export function sessionOfRow(row: EscrowRow, version: string, params: DevshardEscrowParams) {
+  return sessionFromEscrow(
+    {
+      escrowId: row.id,
+      creator: row.creator,
+      amount: row.amount,
+      slots: row.slots,
+      tokenPrice: row.tokenPrice,
+      createDevshardFee: row.createDevshardFee,
+      feePerNonce: row.feePerNonce,
+      inferenceSealGraceNonces: BigInt(row.inferenceSealGraceNonces),
+      inferenceSealGraceSeconds: BigInt(row.inferenceSealGraceSeconds),
+      autoSealEveryNNonces: BigInt(row.autoSealEveryNNonces),
+      validationRate: row.validationRate,
+      voteThresholdFactor: row.voteThresholdFactor,
+    },
+    {
+      tag: version,
+      chainParams: {
+        refusalTimeout: row.refusalTimeout || params.refusalTimeout,
+        executionTimeout: row.executionTimeout || params.executionTimeout,
+      },
+    },
+  ).state;
+}
+
 /** One host's sessions by escrow id, and its signing choice. */
 export class HostStore {
   readonly sessions = new Map<bigint, HostSession>();
@@ -70,29 +100,7 @@ export class HostStore {
     if (slots.length === 0)
       return { status: 404, message: 'session not found: host not in the escrow group' };
     try {
-      const { state } = sessionFromEscrow(
-        {
-          escrowId: row.id,
-          creator: row.creator,
-          amount: row.amount,
-          slots: row.slots,
-          tokenPrice: row.tokenPrice,
-          createDevshardFee: row.createDevshardFee,
-          feePerNonce: row.feePerNonce,
-          inferenceSealGraceNonces: BigInt(row.inferenceSealGraceNonces),
-          inferenceSealGraceSeconds: BigInt(row.inferenceSealGraceSeconds),
-          autoSealEveryNNonces: BigInt(row.autoSealEveryNNonces),
-          validationRate: row.validationRate,
-          voteThresholdFactor: row.voteThresholdFactor,
-        },
-        {
-          tag: version,
-          chainParams: {
-            refusalTimeout: row.refusalTimeout || params.refusalTimeout,
-            executionTimeout: row.executionTimeout || params.executionTimeout,
-          },
-        },
-      );
+      const state = sessionOfRow(row, version, params);
       const session = new HostSession(state, version, slots);
       this.sessions.set(row.id, session);
       return { session };

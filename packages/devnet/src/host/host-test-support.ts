@@ -22,7 +22,6 @@ import {
   promptHash,
   type SessionState,
   type SignedDiff,
-  sessionFromEscrow,
   signDiff,
   signRequest,
   txOf,
@@ -31,6 +30,7 @@ import type { EscrowRow } from '../chain/stores.js';
 import type { Devnet } from '../devnet.js';
 import { QWEN_MODEL } from '../genesis.js';
 import { account, createEscrow, TxFactory } from '../testing/helpers.js';
+import { sessionOfRow } from './host-session-store.js';
 
 export interface ChatAnswer {
   status: number;
@@ -90,29 +90,7 @@ export class TestUser {
       recover: memoizeRecover(),
     };
     const params = devnet.chain.params().devshardEscrow;
-    this.state = sessionFromEscrow(
-      {
-        escrowId: row.id,
-        creator: row.creator,
-        amount: row.amount,
-        slots: row.slots,
-        tokenPrice: row.tokenPrice,
-        createDevshardFee: row.createDevshardFee,
-        feePerNonce: row.feePerNonce,
-        inferenceSealGraceNonces: BigInt(row.inferenceSealGraceNonces),
-        inferenceSealGraceSeconds: BigInt(row.inferenceSealGraceSeconds),
-        autoSealEveryNNonces: BigInt(row.autoSealEveryNNonces),
-        validationRate: row.validationRate,
-        voteThresholdFactor: row.voteThresholdFactor,
-      },
-      {
-        tag: version,
-        chainParams: {
-          refusalTimeout: row.refusalTimeout || params.refusalTimeout,
-          executionTimeout: row.executionTimeout || params.executionTimeout,
-        },
-      },
-    ).state;
+    this.state = sessionOfRow(row, version, params);
     this.now = () => devnet.devshardHosts.nowSeconds();
   }
 
