@@ -2,6 +2,7 @@
 // without awaiting, so concurrent callers see the same atomic conditional writes a database gives.
 // Byte arrays are copied in and out, so no caller can alter what is stored.
 import type { DevshardSlotSignature } from '@gonka-gateway/chain';
+import type { PayloadWire } from '../json/wire.js';
 import {
   type SessionRecord,
   type SessionStore,
@@ -10,20 +11,37 @@ import {
   type StoredDiff,
   type StoredPendingTx,
   type StoredSession,
+  type StoredSnapshot,
 } from './store.js';
 
 interface Entry {
   record: SessionRecord;
   token: bigint;
   diffs: StoredDiff[];
-  pending: StoredPendingTx[];
+  /** Dedup key → tx, in insertion order (Map keeps it). */
+  pending: Map<string, Uint8Array>;
+  payloads: Map<bigint, PayloadWire>;
+  snapshot?: StoredSnapshot;
   hostSync: Map<string, bigint>;
   signatures: Map<bigint, Map<number, Uint8Array>>;
   document?: string;
 }
 
-const copyPending = (txs: readonly StoredPendingTx[]) =>
-  txs.map((t) => ({ bytes: t.bytes.slice(), ...(t.key !== undefined ? { key: t.key } : {}) }));
+const sameBytes = (a: Uint8Array | undefined, b: Uint8Array | undefined) =>
+  Buffer.from(a ?? new Uint8Array(0)).equals(Buffer.from(b ?? new Uint8Array(0)));
+
+/** The signed content of a diff: what a second append must repeat exactly to be a no-op. */
+export function sameSignedDiff(a: StoredDiff, b: StoredDiff): boolean {
+  return (
+    a.nonce === b.nonce &&
+    sameBytes(a.diff.userSig, b.diff.userSig) &&
+    sameBytes(a.diff.postStateRoot, b.diff.postStateRoot) &&
+    a.diff.txs.length === b.diff.txs.length &&
+    a.diff.txs.every((t, i) => sameBytes(t.bytes, b.diff.txs[i]!.bytes))
+  );
+}
+
+const copyPayload = (p: PayloadWire): PayloadWire => ({ ...p, prompt: p.prompt.slice() });
 
 export class InMemorySessionStore implements SessionStore {
   readonly #entries = new Map<string, Entry>();
@@ -35,7 +53,8 @@ export class InMemorySessionStore implements SessionStore {
       record,
       token: 0n,
       diffs: [],
-      pending: [],
+      pending: new Map(),
+      payloads: new Map(),
       hostSync: new Map(),
       signatures: new Map(),
     });
@@ -43,41 +62,80 @@ export class InMemorySessionStore implements SessionStore {
 
   async load(escrowId: string): Promise<StoredSession | undefined> {
     const e = this.#entries.get(escrowId);
-    if (!e) return undefined;
-    return {
-      record: e.record,
-      fencingToken: e.token,
-      diffs: [...e.diffs],
-      pendingTxs: copyPending(e.pending),
-      hostSync: new Map(e.hostSync),
-      ...(e.document !== undefined ? { finalizeDocument: e.document } : {}),
-    };
+    return e ? this.#view(e) : undefined;
   }
 
-  async acquire(escrowId: string, fencingToken: bigint): Promise<void> {
-    this.#fenced(escrowId, fencingToken);
-  }
-
-  async appendDiff(escrowId: string, diff: StoredDiff, fencingToken: bigint): Promise<void> {
+  async acquire(escrowId: string): Promise<StoredSession> {
     const e = this.#entry(escrowId);
+    e.token += 1n;
+    return this.#view(e);
+  }
+
+  async appendDiff(
+    escrowId: string,
+    diff: StoredDiff,
+    fencingToken: bigint,
+    consumed: readonly string[] = [],
+  ): Promise<void> {
+    const e = this.#fenced(escrowId, fencingToken);
     const expected = BigInt(e.diffs.length) + 1n;
-    if (fencingToken < e.token) throw this.#stale(fencingToken, e.token);
     if (diff.nonce !== expected) {
+      const existing =
+        diff.nonce >= 1n && diff.nonce < expected ? e.diffs[Number(diff.nonce - 1n)] : undefined;
+      if (existing && sameSignedDiff(existing, diff)) return;
       throw new SessionStoreError(
         SessionStoreErrorCode.NonceConflict,
         `expected ${expected}, got ${diff.nonce}`,
       );
     }
-    e.token = fencingToken;
-    e.diffs.push(diff);
+    const { payload, ...rest } = diff;
+    e.diffs.push(rest);
+    if (payload) e.payloads.set(diff.nonce, copyPayload(payload));
+    for (const key of consumed) e.pending.delete(key);
   }
 
-  async savePendingTxs(
+  async readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]> {
+    const e = this.#entry(escrowId);
+    const lo = from < 1n ? 1n : from;
+    const out: StoredDiff[] = [];
+    for (let n = lo; n <= to && n <= BigInt(e.diffs.length); n++)
+      out.push(this.#withPayload(e, e.diffs[Number(n - 1n)]!));
+    return out;
+  }
+
+  async addPendingTxs(
     escrowId: string,
     txs: readonly StoredPendingTx[],
     fencingToken: bigint,
   ): Promise<void> {
-    this.#fenced(escrowId, fencingToken).pending = copyPending(txs);
+    const e = this.#fenced(escrowId, fencingToken);
+    for (const t of txs) if (!e.pending.has(t.key)) e.pending.set(t.key, t.bytes.slice());
+  }
+
+  async removePendingTxs(escrowId: string, keys: readonly string[], fencingToken: bigint): Promise<void> {
+    const e = this.#fenced(escrowId, fencingToken);
+    for (const key of keys) e.pending.delete(key);
+  }
+
+  async prunePayloads(
+    escrowId: string,
+    inferenceIds: readonly bigint[],
+    fencingToken: bigint,
+  ): Promise<void> {
+    const e = this.#fenced(escrowId, fencingToken);
+    for (const id of inferenceIds) e.payloads.delete(id);
+  }
+
+  async saveSnapshot(escrowId: string, snapshot: StoredSnapshot, fencingToken: bigint): Promise<void> {
+    const e = this.#fenced(escrowId, fencingToken);
+    if (snapshot.nonce < 1n || snapshot.nonce > BigInt(e.diffs.length)) {
+      throw new SessionStoreError(
+        SessionStoreErrorCode.NonceConflict,
+        `no diff at snapshot nonce ${snapshot.nonce}`,
+      );
+    }
+    if (e.snapshot && e.snapshot.nonce >= snapshot.nonce) return;
+    e.snapshot = { nonce: snapshot.nonce, root: snapshot.root.slice(), state: snapshot.state.slice() };
   }
 
   async saveHostProgress(escrowId: string, address: string, nonce: bigint): Promise<void> {
@@ -109,20 +167,49 @@ export class InMemorySessionStore implements SessionStore {
     e.document = json;
   }
 
+  #view(e: Entry): StoredSession {
+    const from = e.snapshot ? Number(e.snapshot.nonce) : 0;
+    return {
+      record: e.record,
+      fencingToken: e.token,
+      lastNonce: BigInt(e.diffs.length),
+      ...(e.snapshot
+        ? {
+            snapshot: {
+              nonce: e.snapshot.nonce,
+              root: e.snapshot.root.slice(),
+              state: e.snapshot.state.slice(),
+            },
+          }
+        : {}),
+      diffs: e.diffs.slice(from).map((d) => this.#withPayload(e, d)),
+      pendingTxs: [...e.pending].map(([key, bytes]) => ({ key, bytes: bytes.slice() })),
+      hostSync: new Map(e.hostSync),
+      payloads: new Map([...e.payloads].map(([id, p]) => [id, copyPayload(p)])),
+      ...(e.document !== undefined ? { finalizeDocument: e.document } : {}),
+    };
+  }
+
+  #withPayload(e: Entry, d: StoredDiff): StoredDiff {
+    const payload = e.payloads.get(d.nonce);
+    return payload ? { ...d, payload: copyPayload(payload) } : d;
+  }
+
   #entry(escrowId: string): Entry {
     const e = this.#entries.get(escrowId);
     if (!e) throw new SessionStoreError(SessionStoreErrorCode.NotFound, escrowId);
     return e;
   }
 
+  /** Writes need the current token exactly: older owners are fenced, unminted tokens never valid. */
   #fenced(escrowId: string, token: bigint): Entry {
     const e = this.#entry(escrowId);
-    if (token < e.token) throw this.#stale(token, e.token);
-    e.token = token;
+    if (token !== e.token) {
+      throw new SessionStoreError(
+        SessionStoreErrorCode.StaleToken,
+        `token ${token} is not current (${e.token})`,
+      );
+    }
     return e;
-  }
-
-  #stale(token: bigint, current: bigint): SessionStoreError {
-    return new SessionStoreError(SessionStoreErrorCode.StaleToken, `token ${token} < ${current}`);
   }
 }

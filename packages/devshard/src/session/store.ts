@@ -39,21 +39,47 @@ export interface StoredDiff {
   readonly payload?: PayloadWire;
 }
 
-/** A host-proposed (or our own timeout) tx waiting for the next diff, with its dedup key (§7.1). */
+/**
+ * A host-proposed (or our own timeout) tx waiting for the next diff (§7.1). One row per dedup key:
+ * txs without a protocol dedup key use `tx:<sha256 hex of bytes>` (see pending-queue.ts).
+ */
 export interface StoredPendingTx {
   readonly bytes: Uint8Array;
-  readonly key?: string;
+  readonly key: string;
+}
+
+/**
+ * A root-verified replica state at `nonce` (architecture §2.5), so reopening a long session replays
+ * only the diffs after it. `state` is opaque to the store (encoded by the session package).
+ */
+export interface StoredSnapshot {
+  readonly nonce: bigint;
+  /** Our state root after `nonce`; equals the stored diff's root at that nonce. */
+  readonly root: Uint8Array;
+  readonly state: Uint8Array;
 }
 
 export interface StoredSession {
   readonly record: SessionRecord;
-  /** Highest fencing token the store has seen for this escrow. */
+  /**
+   * The current fencing token. From `acquire`: the token just minted for the caller (previous + 1,
+   * architecture §2.1); from `load`: the newest token minted so far (0 before any acquire).
+   */
   readonly fencingToken: bigint;
-  /** Every diff, nonces 1…n in order. */
+  /** Highest durable nonce (0 = no diffs). */
+  readonly lastNonce: bigint;
+  /** Newest snapshot, if any. */
+  readonly snapshot?: StoredSnapshot;
+  /** Every diff after the snapshot (from nonce 1 without one), in nonce order. */
   readonly diffs: readonly StoredDiff[];
   readonly pendingTxs: readonly StoredPendingTx[];
   /** Host (cold address) → highest nonce it is known to hold (§7.1 host_sync_nonce). */
   readonly hostSync: ReadonlyMap<string, bigint>;
+  /**
+   * Inference payloads not yet pruned, by inference id (= the nonce of its StartInference); the
+   * `payload` field of `diffs` carries the same data for the diffs returned.
+   */
+  readonly payloads: ReadonlyMap<bigint, PayloadWire>;
   /** The finalize document JSON (§8.3), once written. */
   readonly finalizeDocument?: string;
 }
@@ -61,7 +87,7 @@ export interface StoredSession {
 export const SessionStoreErrorCode = {
   NotFound: 'not_found',
   Exists: 'exists',
-  /** The writer's fencing token is older than the newest one seen (architecture §2.3). */
+  /** The writer's fencing token is not the escrow's current one (architecture §2.1, §2.3). */
   StaleToken: 'stale_token',
   /** appendDiff with a nonce other than last + 1. */
   NonceConflict: 'nonce_conflict',
@@ -85,25 +111,47 @@ export function isSessionStoreError(error: unknown): error is SessionStoreError 
 }
 
 /**
- * Persistence of user-side sessions. Fencing: `acquire`, `appendDiff`, `savePendingTxs` and
- * `saveFinalizeDocument` carry the writer's token and fail with `stale_token` when it is lower than
- * the highest token seen for the escrow (an equal or higher token is accepted and becomes the
- * highest). Host progress and signatures are monotonic facts and need no token.
+ * Persistence of user-side sessions (architecture §2, §4). Fencing: the store mints tokens itself
+ * (`acquire`: previous + 1, in the same transaction as the load), so tokens stay unique whatever
+ * happens to Redis; every content write carries the writer's token and fails with `stale_token`
+ * unless it equals the current one. Host progress and signatures are monotonic facts and need no
+ * token. Every method is atomic: on any error nothing was written — except that a failure whose
+ * outcome is unknown (connection lost around COMMIT) may have been written, which the caller
+ * resolves by repeating the same call (appendDiff of the identical diff is a no-op).
  */
 export interface SessionStore {
-  /** Creates an empty session (no diffs); `exists` if the escrow already has one. */
+  /** Creates an empty session (no diffs, token 0); `exists` if the escrow already has one. */
   create(record: SessionRecord): Promise<void>;
-  /** Everything needed to resume, or undefined. Signatures are read separately (loadSignatures). */
+  /** Read-only view (no token minted), or undefined. Signatures are read separately. */
   load(escrowId: string): Promise<StoredSession | undefined>;
-  /** Registers a new owner's token, fencing every older writer at once. */
-  acquire(escrowId: string, fencingToken: bigint): Promise<void>;
   /**
-   * The write-ahead of architecture §2.3: succeeds only when `diff.nonce` = last + 1 (`nonce_conflict`
-   * otherwise) and the token is current (`stale_token`). Atomic: either the diff is stored or nothing.
+   * Takes the session for a new owner: mints token = current + 1 (fencing every older writer at once)
+   * and returns the session as of that moment, loaded in the same transaction. `not_found` if missing.
    */
-  appendDiff(escrowId: string, diff: StoredDiff, fencingToken: bigint): Promise<void>;
-  /** Replaces the pending-tx queue. */
-  savePendingTxs(escrowId: string, txs: readonly StoredPendingTx[], fencingToken: bigint): Promise<void>;
+  acquire(escrowId: string): Promise<StoredSession>;
+  /**
+   * The write-ahead of architecture §2.3. Succeeds when the token is current and `diff.nonce` =
+   * last + 1, storing the diff (and its payload) and deleting the pending txs named in `consumed` in
+   * the same transaction. Appending a diff identical (txs, user signature, post_state_root) to the one
+   * stored at its nonce is a no-op success, so an ambiguous commit is resolved by repeating the call;
+   * any other nonce gives `nonce_conflict`.
+   */
+  appendDiff(
+    escrowId: string,
+    diff: StoredDiff,
+    fencingToken: bigint,
+    consumed?: readonly string[],
+  ): Promise<void>;
+  /** Diffs `from`…`to` inclusive, in nonce order (catch-up beyond the in-memory window, §7.3). */
+  readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]>;
+  /** Adds pending txs; a key already pending is left as it is. */
+  addPendingTxs(escrowId: string, txs: readonly StoredPendingTx[], fencingToken: bigint): Promise<void>;
+  /** Removes pending txs by key (dropped for good, not consumed by a diff). */
+  removePendingTxs(escrowId: string, keys: readonly string[], fencingToken: bigint): Promise<void>;
+  /** Deletes the payloads of these inferences (they left Pending, §7.4 needs them no more). */
+  prunePayloads(escrowId: string, inferenceIds: readonly bigint[], fencingToken: bigint): Promise<void>;
+  /** Stores a snapshot at a nonce that has a stored diff; older snapshots may be discarded. */
+  saveSnapshot(escrowId: string, snapshot: StoredSnapshot, fencingToken: bigint): Promise<void>;
   /** host_sync_nonce[address] = max(stored, nonce). */
   saveHostProgress(escrowId: string, address: string, nonce: bigint): Promise<void>;
   /** Merges verified state signatures at `nonce` (one entry per slot); a slot's first signature stays. */
