@@ -22,6 +22,7 @@ export default defineConfig({
       project('devshard', 'packages/devshard'),
       project('devnet', 'packages/devnet'),
       project('shared', 'packages/shared'),
+      project('escrow-runtime', 'packages/escrow-runtime'),
       project('proxy', 'apps/proxy'),
       project('controller', 'apps/controller'),
       project('cli', 'apps/cli'),
