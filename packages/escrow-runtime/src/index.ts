@@ -1,4 +1,35 @@
 // One writer per escrow across processes (architecture §2): the Postgres session store, Redis
 // leases fenced by Postgres tokens, claiming, takeover and drain. Used by the proxy replicas and the
 // controller alike; packages/devshard stays free of Postgres and Redis. Named re-exports only.
-export {};
+export { type ActiveEscrow, readActiveEscrows } from './claim/active-escrows.js';
+export {
+  ClaimLoop,
+  type ClaimLoopOptions,
+  type ClaimPassResult,
+  type ClaimTarget,
+} from './claim/claim-loop.js';
+export { type ClaimPlan, type ClaimPlanInput, planClaims } from './claim/fair-share.js';
+export {
+  type LiveReplica,
+  ReplicaDirectory,
+  type ReplicaDirectoryOptions,
+} from './claim/replica-directory.js';
+export {
+  EscrowLease,
+  type EscrowLeaseOptions,
+  type LeaseLossReason,
+  LeaseLostError,
+  leaseValue,
+  parseLeaseValue,
+} from './lease/escrow-lease.js';
+export { CreatorKeyError, creatorKeyFromEnv } from './owned/creator-key.js';
+export { HostDirectory, type HostDirectoryOptions } from './owned/host-directory.js';
+export {
+  NotOwnedError,
+  type OwnedEscrowInfo,
+  OwnedSessions,
+  type OwnedSessionsOptions,
+  type SessionTuning,
+} from './owned/owned-sessions.js';
+export { PoolPublisher, type PublishedState } from './owned/pool-publisher.js';
+export { OwnershipRuntime, type OwnershipRuntimeOptions } from './ownership-runtime.js';

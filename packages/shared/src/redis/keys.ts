@@ -19,12 +19,15 @@ export function redisKeys(prefix: string) {
     poolChanges: k('pool:changes'),
     /** Pub/sub channel announcing a settings change (payload: revision). */
     settingsChanges: k('settings:changes'),
-    /** Ownership lease of an escrow session: value = replica id + fencing token, with a TTL. */
+    /**
+     * Ownership lease of an escrow session (architecture §2.1): `${replicaId}:${fencingToken}` with a
+     * TTL. Tokens are minted by Postgres (SessionStore.acquire), never by Redis.
+     */
     escrowLease: (escrowId: bigint) => k(`lease:escrow:${escrowId}`),
-    /** Monotonic fencing-token counter of an escrow (INCR on every lease acquisition). */
-    escrowFence: (escrowId: bigint) => k(`lease:fence:${escrowId}`),
     /** A live proxy replica's internal URL, with a TTL refreshed by the replica. */
     replica: (replicaId: string) => k(`replica:${replicaId}`),
+    /** SCAN MATCH pattern of every replica key (glob characters of the prefix escaped). */
+    replicaPattern: `${prefix.replace(/[*?[\]\\]/g, '\\$&')}replica:*`,
     /** Sorted set of admitted requests (score = expiry), for the global concurrency limit. */
     admissionRequests: k('admission:requests'),
     /** Hash request id → estimated input tokens, for the input-tokens-in-flight limit. */

@@ -17,6 +17,8 @@ describe('pool state codec', () => {
     expect(decodePoolState(encodePoolState(state))).toEqual(state);
     const unowned = { ...state, owner: null, status: 'draining' as const };
     expect(decodePoolState(encodePoolState(unowned))).toEqual(unowned);
+    const faulted = { ...state, status: 'faulted' as const, cause: 'diverged: host state_hash differs' };
+    expect(decodePoolState(encodePoolState(faulted))).toEqual(faulted);
   });
 
   it('returns null for a missing key', () => {

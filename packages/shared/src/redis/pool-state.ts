@@ -2,7 +2,18 @@
 // request without touching Postgres. Values are strings in Redis; this codec is the only place that
 // converts, and it rejects malformed entries instead of guessing.
 
-export const POOL_STATUSES = ['active', 'draining', 'depleted', 'nonce_limited', 'inactive'] as const;
+/**
+ * `faulted`: the owner's session stopped composing (divergence, every host rejected a fresh diff, a
+ * corrupt store; issue 8 "breakers"); out of routing until an operator acts, `cause` says why.
+ */
+export const POOL_STATUSES = [
+  'active',
+  'draining',
+  'depleted',
+  'nonce_limited',
+  'inactive',
+  'faulted',
+] as const;
 export type PoolStatus = (typeof POOL_STATUSES)[number];
 
 export interface PoolEscrowState {
@@ -18,6 +29,8 @@ export interface PoolEscrowState {
   /** Replica id of the current owner, or null when unowned. */
   owner: string | null;
   updatedAtMs: number;
+  /** Why the escrow is out of routing (e.g. the session error of a `faulted` one); never a secret. */
+  cause?: string;
 }
 
 export class PoolStateCodecError extends Error {
@@ -34,6 +47,7 @@ export function encodePoolState(s: PoolEscrowState): Record<string, string> {
     nonce: s.nonce.toString(),
     owner: s.owner ?? '',
     updated_at_ms: String(s.updatedAtMs),
+    cause: s.cause ?? '',
   };
 }
 
@@ -67,5 +81,6 @@ export function decodePoolState(hash: Record<string, string>): PoolEscrowState |
     nonce: uint('nonce', hash.nonce),
     owner: hash.owner ? hash.owner : null,
     updatedAtMs: finiteNonNegative('updated_at_ms', hash.updated_at_ms),
+    ...(hash.cause ? { cause: hash.cause } : {}),
   };
 }

@@ -1,0 +1,29 @@
+// The escrows a replica may own (architecture §2.2, §3): state `active` and the local `active` flag
+// set (spec §2.1). Anything else (draining, finalizing, deactivated…) is never claimed, and an owner
+// hands such an escrow back (drain) on its next claim pass.
+import type { Sql } from 'postgres';
+
+export interface ActiveEscrow {
+  readonly escrowId: bigint;
+  readonly modelId: string;
+  /** Name of the env variable holding the creator key (escrows.signer_key_env), if set. */
+  readonly signerKeyEnv: string | null;
+  /** The creator key is stored encrypted instead (escrows.signer_key_encrypted). */
+  readonly hasEncryptedKey: boolean;
+}
+
+export async function readActiveEscrows(sql: Sql): Promise<ActiveEscrow[]> {
+  const rows = await sql<
+    { escrow_id: string; model_id: string; signer_key_env: string | null; encrypted: boolean }[]
+  >`select escrow_id::text as escrow_id, model_id, signer_key_env,
+           signer_key_encrypted is not null as encrypted
+      from escrows
+     where state = 'active' and active
+     order by escrow_id`;
+  return rows.map((r) => ({
+    escrowId: BigInt(r.escrow_id),
+    modelId: r.model_id,
+    signerKeyEnv: r.signer_key_env,
+    hasEncryptedKey: r.encrypted,
+  }));
+}

@@ -1,0 +1,378 @@
+// The sessions this replica owns (architecture §2): one Redis lease + one UserSession per escrow.
+//
+// claim:  lease SET NX → UserSession.open (store.acquire mints the Postgres fencing token, replay,
+//         takeover mempool reads) → lease value := `${replica}:${token}` (compare-and-set) → pool
+//         state says we own it. The lease's guard is the session's writeGuard, so no fenced write
+//         leaves this process once the lease may have expired (§2.1).
+// lost:   lease lost or session faulted with `ownership_lost` → out of routing at once, the entry is
+//         removed (another claim may start), the session is closed in the background.
+// fault:  any other fault (divergence, every host rejected a fresh diff, corrupt store: issue 8
+//         "breakers") → pool status `faulted` with the cause, logged, closed, lease released; the
+//         claim loop never re-claims a faulted escrow.
+// drain:  no new requests, in-flight requests with their receipt/meta tails and pending saves
+//         finish (UserSession.drain), then the lease is released so the controller can take the
+//         escrow for finalize (§2.6).
+import { performance } from 'node:perf_hooks';
+import type { PrivateKey } from '@gonka-gateway/chain';
+import {
+  type HostTarget,
+  type HostTransport,
+  HttpHostTransport,
+  type InferenceHandlers,
+  type InferenceInput,
+  type InferenceResult,
+  type SessionError,
+  SessionErrorCode,
+  type SessionEvent,
+  type SessionStore,
+  systemClock,
+  UserSession,
+  type UserSessionOptions,
+} from '@gonka-gateway/devshard';
+import type { Logger, RedisKeys } from '@gonka-gateway/shared';
+import type { Redis } from 'ioredis';
+import type { ActiveEscrow } from '../claim/active-escrows.js';
+import type { ClaimTarget } from '../claim/claim-loop.js';
+import { EscrowLease, type LeaseLossReason } from '../lease/escrow-lease.js';
+import { PoolPublisher } from './pool-publisher.js';
+
+/** Session options the registry does not decide itself (clock, max_nonce, timeouts…). */
+export type SessionTuning = Omit<
+  UserSessionOptions,
+  'store' | 'escrowId' | 'signer' | 'transport' | 'resolveHost' | 'writeGuard' | 'onEvent'
+>;
+
+export interface OwnedSessionsOptions {
+  readonly redis: Redis;
+  readonly keys: RedisKeys;
+  /** Unique per process start; no ':'. */
+  readonly replicaId: string;
+  readonly leaseTtlMs: number;
+  readonly leaseSafetyMarginMs?: number;
+  readonly store: SessionStore;
+  /** The escrow's creator key (creatorKeyFromEnv). */
+  readonly signerFor: (escrow: ActiveEscrow) => PrivateKey;
+  /** Host of a cold address for a runtime version (HostDirectory.resolve). */
+  readonly resolveHost: (address: string, version: string) => HostTarget | undefined;
+  /** Called before a session opens, e.g. to load the participants list (HostDirectory.refresh). */
+  readonly prepare?: () => Promise<void>;
+  /** Default: HttpHostTransport signed with the creator key on the session clock. */
+  readonly transportFor?: (signer: PrivateKey) => HostTransport;
+  readonly session?: SessionTuning;
+  /** Period of checkTimeouts + idle flush + pool progress (default 2 s). */
+  readonly maintenanceEveryMs?: number;
+  /** Pending host txs are flushed in a diff of their own after this long without a request (default 10 s). */
+  readonly flushIdleMs?: number;
+  readonly log?: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** Every session event of every owned escrow (metrics, tests). */
+  readonly onSessionEvent?: (escrowId: bigint, event: SessionEvent) => void;
+}
+
+export class NotOwnedError extends Error {
+  override name = 'NotOwnedError';
+  constructor(escrowId: bigint, why: string) {
+    super(`escrow ${escrowId} is not served here (${why})`);
+  }
+}
+
+type EntryState = 'opening' | 'serving' | 'draining' | 'gone';
+
+interface Entry {
+  readonly escrow: ActiveEscrow;
+  readonly lease: EscrowLease;
+  session: UserSession | undefined;
+  state: EntryState;
+  lastRequestAt: number;
+  /** Set once when the entry leaves (lost, faulted, drained, closed): waits for the session to stop. */
+  ended: Promise<void> | undefined;
+}
+
+export interface OwnedEscrowInfo {
+  readonly escrowId: bigint;
+  readonly modelId: string;
+  readonly state: EntryState;
+  readonly fencingToken: bigint | undefined;
+  readonly nonce: bigint | undefined;
+  readonly inFlight: number;
+}
+
+export class OwnedSessions implements ClaimTarget {
+  readonly #o: OwnedSessionsOptions;
+  readonly #publisher: PoolPublisher;
+  readonly #entries = new Map<bigint, Entry>();
+  /** Sessions still stopping after their entry left (so close() waits for them too). */
+  readonly #ending = new Set<Promise<void>>();
+  #maintenance: NodeJS.Timeout | undefined;
+  #maintaining = false;
+  #closed = false;
+
+  constructor(options: OwnedSessionsOptions) {
+    this.#o = options;
+    this.#publisher = new PoolPublisher(options.redis, options.keys);
+    this.#scheduleMaintenance();
+  }
+
+  get replicaId(): string {
+    return this.#o.replicaId;
+  }
+
+  owned(): ReadonlySet<bigint> {
+    return new Set(this.#entries.keys());
+  }
+
+  list(): OwnedEscrowInfo[] {
+    return [...this.#entries.values()].map((e) => ({
+      escrowId: e.escrow.escrowId,
+      modelId: e.escrow.modelId,
+      state: e.state,
+      fencingToken: e.session?.fencingToken,
+      nonce: e.session?.latestNonce,
+      inFlight: e.session?.inFlight ?? 0,
+    }));
+  }
+
+  /** A serving escrow of `modelId` with the fewest requests in flight, or undefined. */
+  pick(modelId: string): bigint | undefined {
+    let best: Entry | undefined;
+    for (const e of this.#entries.values()) {
+      if (e.escrow.modelId !== modelId || !this.#routable(e)) continue;
+      if (!best || e.session!.inFlight < best.session!.inFlight) best = e;
+    }
+    return best?.escrow.escrowId;
+  }
+
+  /** Runs one inference on an owned, serving escrow (NotOwnedError otherwise; SessionError before compose). */
+  async infer(
+    escrowId: bigint,
+    input: InferenceInput,
+    handlers: InferenceHandlers = {},
+  ): Promise<InferenceResult> {
+    const e = this.#entries.get(escrowId);
+    if (!e) throw new NotOwnedError(escrowId, 'not owned');
+    if (!this.#routable(e)) throw new NotOwnedError(escrowId, e.lease.lost ? 'lease lost' : e.state);
+    e.lastRequestAt = performance.now();
+    try {
+      return await e.session!.infer(input, handlers);
+    } finally {
+      e.lastRequestAt = performance.now();
+      void this.#publishProgress(e);
+    }
+  }
+
+  async claim(escrow: ActiveEscrow): Promise<boolean> {
+    const id = escrow.escrowId;
+    if (this.#closed || this.#entries.has(id)) return false;
+    const lease = await EscrowLease.acquire({
+      redis: this.#o.redis,
+      keys: this.#o.keys,
+      escrowId: id,
+      replicaId: this.#o.replicaId,
+      ttlMs: this.#o.leaseTtlMs,
+      ...(this.#o.leaseSafetyMarginMs !== undefined ? { safetyMarginMs: this.#o.leaseSafetyMarginMs } : {}),
+      onLost: (reason) => this.#leaseLost(id, reason),
+    });
+    if (!lease) return false;
+    const entry: Entry = {
+      escrow,
+      lease,
+      session: undefined,
+      state: 'opening',
+      lastRequestAt: performance.now(),
+      ended: undefined,
+    };
+    if (this.#closed || this.#entries.has(id)) {
+      await lease.release();
+      return false;
+    }
+    this.#entries.set(id, entry);
+    try {
+      const signer = this.#o.signerFor(escrow);
+      await this.#o.prepare?.();
+      const clock = this.#o.session?.clock ?? systemClock;
+      const transport =
+        this.#o.transportFor?.(signer) ?? new HttpHostTransport({ signer, nowSeconds: clock.nowSeconds });
+      // Renewal keeps running while the session replays (a long session takes a while to open).
+      const session = await UserSession.open({
+        ...this.#o.session,
+        store: this.#o.store,
+        escrowId: id,
+        signer,
+        transport,
+        resolveHost: this.#o.resolveHost,
+        writeGuard: lease.guard,
+        onEvent: (event) => this.#sessionEvent(id, event),
+      });
+      entry.session = session;
+      if (entry.state !== 'opening') {
+        // Lost (or closed) while opening: the session never served.
+        await session.close().catch(() => undefined);
+        return false;
+      }
+      await lease.setToken(session.fencingToken);
+      const published = await this.#publisher.owned(
+        {
+          escrowId: id,
+          modelId: escrow.modelId,
+          status: 'active',
+          capacityWeight: session.state.group.slots.length,
+          balanceEstimate: session.balance,
+          nonce: session.latestNonce,
+          owner: this.#o.replicaId,
+        },
+        lease.value,
+      );
+      if (!published || entry.state !== 'opening') throw new Error('lease lost while opening');
+      entry.state = 'serving';
+      this.#o.log?.info({ escrowId: id.toString(), token: session.fencingToken.toString() }, 'escrow owned');
+      return true;
+    } catch (error) {
+      if (entry.state === 'opening') {
+        this.#o.log?.warn({ escrowId: id.toString(), err: error }, 'claiming the escrow failed');
+        await this.#end(entry);
+      }
+      return false;
+    }
+  }
+
+  /** Architecture §2.6 hand-off: stop new requests, finish in-flight work and saves, release the lease. */
+  async drain(escrowId: bigint): Promise<void> {
+    const e = this.#entries.get(escrowId);
+    if (!e) return;
+    if (e.ended) return e.ended;
+    if (e.state === 'serving') {
+      e.state = 'draining';
+      await this.#publisher
+        .update(escrowId, e.escrow.modelId, e.lease.value, { status: 'draining' })
+        .catch(() => false);
+    }
+    await this.#end(e);
+  }
+
+  /** Drains every owned session and stops (a clean shutdown). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#maintenance);
+    await Promise.all([...this.#entries.keys()].map((id) => this.drain(id)));
+    await Promise.all([...this.#ending]);
+  }
+
+  #routable(e: Entry): boolean {
+    return e.state === 'serving' && e.session !== undefined && !e.session.fault && e.lease.lost === undefined;
+  }
+
+  /**
+   * Takes the entry out (so the escrow can be claimed again at once), then drains and closes the
+   * session and releases the lease. Idempotent: every caller gets the same promise.
+   */
+  #end(e: Entry, afterDrain?: () => Promise<unknown>): Promise<void> {
+    if (e.ended) return e.ended;
+    // Not routable from here on; `claim` sees the change if the session is still opening.
+    e.state = 'draining';
+    const id = e.escrow.escrowId;
+    const run = (async () => {
+      try {
+        // close() = drain() + stop: in-flight requests finish, pending saves land (or fail fenced).
+        await e.session?.close();
+      } catch (error) {
+        this.#o.log?.warn({ escrowId: id.toString(), err: error }, 'closing the session failed');
+      }
+      await afterDrain?.().catch(() => undefined);
+      await this.#publisher.released(id, this.#o.replicaId).catch(() => false);
+      await e.lease.release();
+      e.state = 'gone';
+      if (this.#entries.get(id) === e) this.#entries.delete(id);
+    })();
+    e.ended = run;
+    this.#ending.add(run);
+    void run.finally(() => this.#ending.delete(run));
+    return run;
+  }
+
+  #leaseLost(escrowId: bigint, reason: LeaseLossReason): void {
+    const e = this.#entries.get(escrowId);
+    if (!e || reason === 'released') return;
+    this.#o.log?.warn({ escrowId: escrowId.toString(), reason }, 'escrow lease lost: out of routing');
+    // Out of routing and out of the registry now; the old session stops in the background (its
+    // writes are refused by the guard and, past that, by the Postgres token).
+    this.#entries.delete(escrowId);
+    void this.#end(e);
+  }
+
+  #sessionEvent(escrowId: bigint, event: SessionEvent): void {
+    try {
+      this.#o.onSessionEvent?.(escrowId, event);
+    } catch {
+      // observers never break the session path
+    }
+    if (event.type !== 'faulted') return;
+    const e = this.#entries.get(escrowId);
+    if (!e || e.ended) return;
+    this.#faulted(e, event.error);
+  }
+
+  #faulted(e: Entry, error: SessionError): void {
+    const id = e.escrow.escrowId;
+    if (error.code === SessionErrorCode.OwnershipLost || error.code === SessionErrorCode.StaleWriter) {
+      this.#leaseLost(id, 'taken');
+      return;
+    }
+    if (error.code === SessionErrorCode.Draining || error.code === SessionErrorCode.Closed) return;
+    // A breaker (issue 8 §6): no further nonce; out of routing with the cause; an operator looks.
+    this.#o.log?.error({ escrowId: id.toString(), code: error.code, err: error }, 'escrow session faulted');
+    const cause = error.message.slice(0, 500);
+    const leaseValue = e.lease.value;
+    void this.#end(e, () =>
+      this.#publisher.update(id, e.escrow.modelId, leaseValue, { status: 'faulted', cause }),
+    );
+    // Visible at once, before the drain finishes.
+    void this.#publisher
+      .update(id, e.escrow.modelId, leaseValue, { status: 'faulted', cause })
+      .catch(() => false);
+  }
+
+  async #publishProgress(e: Entry): Promise<void> {
+    const s = e.session;
+    if (!s || e.state !== 'serving') return;
+    await this.#publisher
+      .update(e.escrow.escrowId, e.escrow.modelId, e.lease.value, {
+        nonce: s.latestNonce,
+        balanceEstimate: s.balance,
+      })
+      .catch(() => false);
+  }
+
+  #scheduleMaintenance(): void {
+    if (this.#closed) return;
+    this.#maintenance = setTimeout(() => {
+      void this.#maintain().finally(() => this.#scheduleMaintenance());
+    }, this.#o.maintenanceEveryMs ?? 2_000);
+    this.#maintenance.unref();
+  }
+
+  /** checkTimeouts (§7.4), flush of txs waiting with no request to carry them, pool progress. */
+  async #maintain(): Promise<void> {
+    if (this.#maintaining) return;
+    this.#maintaining = true;
+    try {
+      await Promise.all(
+        [...this.#entries.values()].map(async (e) => {
+          const s = e.session;
+          if (!s || e.state !== 'serving') return;
+          try {
+            await s.checkTimeouts();
+            const idle = performance.now() - e.lastRequestAt >= (this.#o.flushIdleMs ?? 10_000);
+            if (idle && s.inFlight === 0 && s.pendingTxCount > 0) await s.flush();
+          } catch (error) {
+            this.#o.log?.warn(
+              { escrowId: e.escrow.escrowId.toString(), err: error },
+              'session maintenance failed',
+            );
+          }
+          await this.#publishProgress(e);
+        }),
+      );
+    } finally {
+      this.#maintaining = false;
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// One replica's ownership machinery wired together (architecture §2): the replica directory entry,
+// the registry of owned sessions and the claim loop. The proxy and the owner node of the tests build
+// it the same way; `close()` hands every escrow back (drain) before the replica leaves.
+import type { Logger } from '@gonka-gateway/shared';
+import type { Sql } from 'postgres';
+import { ClaimLoop } from './claim/claim-loop.js';
+import { ReplicaDirectory } from './claim/replica-directory.js';
+import { OwnedSessions, type OwnedSessionsOptions } from './owned/owned-sessions.js';
+
+export interface OwnershipRuntimeOptions extends Omit<OwnedSessionsOptions, 'log'> {
+  readonly sql: Sql;
+  /** This replica's internal URL (other replicas forward to it). */
+  readonly url: string;
+  /** Replica registration TTL (default: the lease TTL). */
+  readonly replicaTtlMs?: number;
+  /** Claim pass period (default TTL/3). */
+  readonly claimEveryMs?: number;
+  /** Unowned this long → claimed beyond the fair share (default: the lease TTL). */
+  readonly overdueAfterMs?: number;
+  readonly log?: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+export class OwnershipRuntime {
+  readonly sessions: OwnedSessions;
+  readonly directory: ReplicaDirectory;
+  readonly claims: ClaimLoop;
+
+  constructor(options: OwnershipRuntimeOptions) {
+    const onError = (error: Error) => options.log?.warn({ err: error }, 'ownership background task failed');
+    this.sessions = new OwnedSessions(options);
+    this.directory = new ReplicaDirectory({
+      redis: options.redis,
+      keys: options.keys,
+      replicaId: options.replicaId,
+      url: options.url,
+      ttlMs: options.replicaTtlMs ?? options.leaseTtlMs,
+      onError,
+    });
+    this.claims = new ClaimLoop({
+      sql: options.sql,
+      redis: options.redis,
+      keys: options.keys,
+      directory: this.directory,
+      target: this.sessions,
+      everyMs: options.claimEveryMs ?? Math.max(50, Math.floor(options.leaseTtlMs / 3)),
+      overdueAfterMs: options.overdueAfterMs ?? options.leaseTtlMs,
+      onError,
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.directory.start();
+    this.claims.start();
+  }
+
+  /** Stops claiming, leaves the directory (others take the share at once), drains every session. */
+  async close(): Promise<void> {
+    await this.claims.stop();
+    await this.directory.stop();
+    await this.sessions.close();
+  }
+}

@@ -1,0 +1,29 @@
+// Rows of the escrows table for tests of claiming (the controller writes them in production).
+import type { Sql } from 'postgres';
+
+export interface TestEscrowRow {
+  readonly escrowId: bigint;
+  readonly modelId: string;
+  readonly state?: string;
+  readonly active?: boolean;
+  readonly creator?: string;
+  readonly amount?: bigint;
+  readonly epochIndex?: bigint;
+  readonly version?: string;
+  readonly signerKeyEnv?: string | null;
+}
+
+export async function insertEscrowRows(sql: Sql, rows: readonly TestEscrowRow[]): Promise<void> {
+  for (const r of rows) {
+    await sql`insert into escrows (escrow_id, chain_id, model_id, creator, amount, epoch_index, version,
+                                   state, active, chain_row, signer_key_env)
+              values (${r.escrowId.toString()}, 'gonka-devnet', ${r.modelId}, ${r.creator ?? 'gonka1test'},
+                      ${(r.amount ?? 0n).toString()}, ${(r.epochIndex ?? 0n).toString()}, ${r.version ?? 'v5'},
+                      ${r.state ?? 'active'}, ${r.active ?? true}, '{}'::jsonb, ${r.signerKeyEnv ?? null})`;
+  }
+}
+
+/** The controller's first step of finalize (architecture §2.6): the owner hands the escrow back. */
+export async function setEscrowState(sql: Sql, escrowId: bigint, state: string): Promise<void> {
+  await sql`update escrows set state = ${state}, updated_at = now() where escrow_id = ${escrowId.toString()}`;
+}
