@@ -1,2 +1,2 @@
 // Test support of the escrow runtime (behind the `./testing` export, never in the production face).
-export {};
+export { type CommitCutProxy, startCommitCutProxy } from './commit-cut-proxy.js';
