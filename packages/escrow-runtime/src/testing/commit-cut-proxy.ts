@@ -24,7 +24,7 @@ const GSSENC_REQUEST = 80877104;
 
 /** Splits a byte stream into protocol messages; the first client message has no type byte. */
 class Framer {
-  #buf = Buffer.alloc(0);
+  #buf: Buffer = Buffer.alloc(0);
   #typed: boolean;
 
   constructor(typed: boolean) {
