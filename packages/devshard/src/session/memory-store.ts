@@ -43,6 +43,21 @@ export function sameSignedDiff(a: StoredDiff, b: StoredDiff): boolean {
 
 const copyPayload = (p: PayloadWire): PayloadWire => ({ ...p, prompt: p.prompt.slice() });
 
+/** A deep copy of a diff without its payload (payloads are kept apart, so pruning is one delete). */
+function copyDiff(d: StoredDiff): StoredDiff {
+  return {
+    nonce: d.nonce,
+    diff: {
+      nonce: d.diff.nonce,
+      txs: d.diff.txs.map((t) => ({ bytes: t.bytes.slice(), tx: t.tx })),
+      userSig: d.diff.userSig.slice(),
+      postStateRoot: d.diff.postStateRoot.slice(),
+    },
+    root: d.root.slice(),
+    warmKeysBound: d.warmKeysBound.map((b) => ({ ...b })),
+  };
+}
+
 export class InMemorySessionStore implements SessionStore {
   readonly #entries = new Map<string, Entry>();
 
@@ -88,9 +103,8 @@ export class InMemorySessionStore implements SessionStore {
         `expected ${expected}, got ${diff.nonce}`,
       );
     }
-    const { payload, ...rest } = diff;
-    e.diffs.push(rest);
-    if (payload) e.payloads.set(diff.nonce, copyPayload(payload));
+    e.diffs.push(copyDiff(diff));
+    if (diff.payload) e.payloads.set(diff.nonce, copyPayload(diff.payload));
     for (const key of consumed) e.pending.delete(key);
   }
 
@@ -192,7 +206,7 @@ export class InMemorySessionStore implements SessionStore {
 
   #withPayload(e: Entry, d: StoredDiff): StoredDiff {
     const payload = e.payloads.get(d.nonce);
-    return payload ? { ...d, payload: copyPayload(payload) } : d;
+    return payload ? { ...copyDiff(d), payload: copyPayload(payload) } : copyDiff(d);
   }
 
   #entry(escrowId: string): Entry {

@@ -12,7 +12,9 @@ const EXPECTED_TABLES = [
   'session_diffs',
   'session_heads',
   'session_host_progress',
+  'session_payloads',
   'session_pending_txs',
+  'session_snapshots',
   'session_state_signatures',
   'settings',
 ];

@@ -94,63 +94,113 @@ export const escrows = pgTable(
 );
 
 /**
- * Head of each escrow's session: the last durable nonce and the fencing token of its current
- * writer. A diff insert succeeds only when nonce = last_nonce + 1 and the token is current
- * (architecture.md §2.3), so a stale owner can never sign a second diff for a nonce.
+ * Head of each escrow's session: what the session is built from, the last durable nonce and the
+ * fencing token of its current writer. The token is minted here at acquire (`token + 1 … RETURNING`,
+ * architecture.md §2.1), so it stays unique whatever happens to Redis; a diff insert succeeds only
+ * when nonce = last_nonce + 1 and the writer's token is the current one (§2.3), so a stale owner can
+ * never sign a second diff for a nonce.
+ *
+ * No foreign key to `escrows`: the session store is keyed by escrow id alone (the devnet, tests and
+ * benchmarks open sessions with no registry row), and signed diffs are the record of what the
+ * escrow owes, so a local DELETE of the escrow row must not cascade them away. The other session
+ * tables reference this head, so a session is deleted as a unit.
  */
 export const sessionHeads = pgTable('session_heads', {
-  escrowId: uint64('escrow_id')
-    .primaryKey()
-    .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+  escrowId: uint64('escrow_id').primaryKey(),
+  /** The SessionRecord (escrow row, tag, version, chain params) frozen at adoption; bigints tagged. */
+  record: jsonb('record').notNull(),
   lastNonce: uint64('last_nonce').notNull().default(sql`0`),
   fencingToken: bigint('fencing_token', { mode: 'bigint' }).notNull().default(sql`0`),
+  /** The finalize document text exactly as stored once (devshard-protocol.md §8.3). */
+  finalizeDocument: text('finalize_document'),
+  createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
+
+const sessionHead = () =>
+  uint64('escrow_id')
+    .notNull()
+    .references(() => sessionHeads.escrowId, { onDelete: 'cascade' });
 
 /** Every signed diff, written before it is sent (write-ahead); bytes exactly as signed. */
 export const sessionDiffs = pgTable(
   'session_diffs',
   {
-    escrowId: uint64('escrow_id')
-      .notNull()
-      .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+    escrowId: sessionHead(),
     nonce: uint64('nonce').notNull(),
     /** DiffContent fields 1–2 (nonce, txs) as sent in DiffJSON.txs. */
     txs: bytes('txs').notNull(),
     userSig: bytes('user_sig').notNull(),
     postStateRoot: bytes('post_state_root'),
+    /** Our state root after this diff (replay checks it; snapshots are taken at it). */
+    root: bytes('root').notNull(),
     /** Warm-key bindings this diff introduced (devshard-protocol.md §5.7), so replay needs no chain. */
     warmKeyBindings: jsonb('warm_key_bindings'),
+    /** The token of the writer that stored it (audit: which owner signed). */
     fencingToken: bigint('fencing_token', { mode: 'bigint' }).notNull(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.escrowId, t.nonce] })],
 );
 
-/** Host-proposed transactions waiting for the next diff (original bytes, deduplicated). */
+/**
+ * Host-proposed (or own timeout) transactions waiting for the next diff, one row per dedup key, in
+ * arrival order (`seq`); deleted in the transaction of the diff that carries them.
+ */
 export const sessionPendingTxs = pgTable(
   'session_pending_txs',
   {
-    escrowId: uint64('escrow_id')
-      .notNull()
-      .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+    escrowId: sessionHead(),
     dedupKey: text('dedup_key').notNull(),
     tx: bytes('tx').notNull(),
-    priority: smallint('priority').notNull(),
-    /** Nonce of the diff that carried it; null while pending. */
-    includedInNonce: uint64('included_in_nonce'),
+    seq: bigint('seq', { mode: 'bigint' }).notNull().generatedAlwaysAsIdentity(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.escrowId, t.dedupKey] })],
+);
+
+/**
+ * The payload of each StartInference (prompt bytes as hashed, devshard-protocol.md §2.5), kept apart
+ * from the diffs because refused-timeout voters need it only while the inference is Pending (§7.4);
+ * deleted when it leaves Pending.
+ */
+export const sessionPayloads = pgTable(
+  'session_payloads',
+  {
+    escrowId: sessionHead(),
+    /** = the nonce of the diff carrying the StartInference. */
+    inferenceId: uint64('inference_id').notNull(),
+    prompt: bytes('prompt').notNull(),
+    model: text('model').notNull(),
+    inputLength: uint64('input_length').notNull(),
+    maxTokens: uint64('max_tokens').notNull(),
+    /** Unix seconds. */
+    startedAt: uint64('started_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.escrowId, t.inferenceId] })],
+);
+
+/**
+ * Root-verified session state at a nonce (architecture.md §2.5), so reopening a long session replays
+ * only the diffs after it. `state` is encoded by the devshard package; only the newest is kept.
+ */
+export const sessionSnapshots = pgTable(
+  'session_snapshots',
+  {
+    escrowId: sessionHead(),
+    nonce: uint64('nonce').notNull(),
+    root: bytes('root').notNull(),
+    state: bytes('state').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.escrowId, t.nonce] })],
 );
 
 /** Per-host progress: the highest nonce each host index is known to hold. */
 export const sessionHostProgress = pgTable(
   'session_host_progress',
   {
-    escrowId: uint64('escrow_id')
-      .notNull()
-      .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+    escrowId: sessionHead(),
     hostAddress: text('host_address').notNull(),
     syncedNonce: uint64('synced_nonce').notNull().default(sql`0`),
     lastError: text('last_error'),
@@ -163,14 +213,11 @@ export const sessionHostProgress = pgTable(
 export const sessionStateSignatures = pgTable(
   'session_state_signatures',
   {
-    escrowId: uint64('escrow_id')
-      .notNull()
-      .references(() => escrows.escrowId, { onDelete: 'cascade' }),
+    escrowId: sessionHead(),
     nonce: uint64('nonce').notNull(),
     slotId: integer('slot_id').notNull(),
-    stateRoot: bytes('state_root').notNull(),
+    /** Verified against our root at `nonce` before it is stored; the signer is recoverable from it. */
     signature: bytes('signature').notNull(),
-    signer: text('signer').notNull(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.escrowId, t.nonce, t.slotId] })],

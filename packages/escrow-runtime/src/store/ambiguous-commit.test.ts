@@ -1,0 +1,91 @@
+// Issue 8 "a connection dropped after COMMIT causes no second signature": the append's COMMIT is
+// applied but its reply is lost. The store must then fail with an error that is not a
+// SessionStoreError (the outcome is unknown, so the caller must not treat it as refused and re-sign),
+// and repeating the identical append must succeed as a no-op, while any other diff for that nonce
+// (what a second signature would be) is refused.
+import { isSessionStoreError, type SessionRecord, type StoredDiff, txOf } from '@gonka-gateway/devshard';
+import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';
+import postgres, { type Sql } from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CommitCutProxy, startCommitCutProxy } from '../testing/commit-cut-proxy.js';
+import { PostgresSessionStore } from './postgres-session-store.js';
+
+const ESCROW = '4242';
+
+const record: SessionRecord = {
+  escrowId: ESCROW,
+  escrow: { escrowId: 4242n, creator: 'gonka1creator', amount: 1_000_000n, slots: ['gonka1a', 'gonka1b'] },
+  tag: 'v5',
+  version: 'v5',
+  chainParams: {},
+};
+
+const diffAt = (nonce: bigint, sig: number): StoredDiff => ({
+  nonce,
+  diff: {
+    nonce,
+    txs: [txOf.finalizeRound()],
+    userSig: new Uint8Array(65).fill(sig),
+    postStateRoot: new Uint8Array(0),
+  },
+  root: new Uint8Array(32).fill(Number(nonce)),
+  warmKeysBound: [],
+});
+
+let database: TestDatabase;
+let proxy: CommitCutProxy;
+let viaProxy: Sql<Record<string, never>>;
+let store: PostgresSessionStore;
+let direct: PostgresSessionStore;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  proxy = await startCommitCutProxy(database.url);
+  viaProxy = postgres(proxy.url, { max: 1, onnotice: () => {} });
+  store = new PostgresSessionStore(viaProxy);
+  direct = new PostgresSessionStore(database.sql);
+});
+
+afterAll(async () => {
+  await viaProxy?.end({ timeout: 5 });
+  await proxy?.close();
+  await database?.drop();
+});
+
+describe('ambiguous commit', () => {
+  it('is not reported as a refusal, is durable, and resolves by repeating the identical append', async () => {
+    await store.create(record);
+    const { fencingToken } = await store.acquire(ESCROW);
+    await store.appendDiff(ESCROW, diffAt(1n, 1), fencingToken);
+
+    const cut = proxy.cutAfterNextCommit();
+    const failure = await store.appendDiff(ESCROW, diffAt(2n, 2), fencingToken).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await cut;
+    expect(proxy.cuts).toBe(1);
+    expect(failure).toBeInstanceOf(Error);
+    expect(isSessionStoreError(failure)).toBe(false);
+
+    // The commit did happen: nonce 2 is taken by exactly the diff whose reply was lost.
+    const after = await direct.load(ESCROW);
+    expect(after?.lastNonce).toBe(2n);
+    expect(Buffer.from(after!.diffs[1]!.diff.userSig).equals(Buffer.from(diffAt(2n, 2).diff.userSig))).toBe(
+      true,
+    );
+
+    // Resolution by repeating the call (the pool reconnects): a no-op success.
+    await store.appendDiff(ESCROW, diffAt(2n, 2), fencingToken);
+    // A freshly signed different diff for nonce 2 can never be stored next to it.
+    await expect(store.appendDiff(ESCROW, diffAt(2n, 9), fencingToken)).rejects.toMatchObject({
+      code: 'nonce_conflict',
+    });
+    const final = await direct.load(ESCROW);
+    expect(final?.lastNonce).toBe(2n);
+    expect(final?.diffs.map((d) => d.diff.userSig[0])).toEqual([1, 2]);
+    // The session goes on at nonce 3 through the same store.
+    await store.appendDiff(ESCROW, diffAt(3n, 3), fencingToken);
+    expect((await direct.load(ESCROW))?.lastNonce).toBe(3n);
+  });
+});

@@ -1,0 +1,359 @@
+// SessionStore on Postgres (architecture §2, §4): the system of record for every signed diff. Each
+// escrow's session_heads row carries the fencing token and the last nonce; every content write
+// locks that row (`for no key update`), checks the writer's token is exactly the current one, and
+// commits with it, so an acquire (which bumps the token under the same lock) fences every older
+// writer at once and no two writers can both store a diff for one nonce. Raw SQL through postgres.js:
+// these conditional writes read best as the statements Postgres runs.
+import type { DevshardSlotSignature } from '@gonka-gateway/chain';
+import {
+  type PayloadWire,
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreError,
+  SessionStoreErrorCode,
+  type StoredDiff,
+  type StoredPendingTx,
+  type StoredSession,
+} from '@gonka-gateway/devshard';
+import { sqlState } from '@gonka-gateway/shared';
+import type { Sql, TransactionSql } from 'postgres';
+import {
+  type DiffWithPayloadRow,
+  diffFromRow,
+  type PayloadRow,
+  payloadFromRow,
+  toBuffer,
+  toBytes,
+  txsBlob,
+} from './diff-rows.js';
+import { recordFromJson, recordToJson } from './record-json.js';
+
+// Not (yet) re-exported by the devshard index; derived here rather than widening its public face.
+type StoredSnapshot = NonNullable<StoredSession['snapshot']>;
+type Tx = TransactionSql<Record<string, never>>;
+type Db = Sql<Record<string, never>> | Tx;
+
+interface HeadRow {
+  record: unknown;
+  last_nonce: string;
+  fencing_token: string;
+  finalize_document: string | null;
+}
+
+const UNIQUE_VIOLATION = '23505';
+const FOREIGN_KEY_VIOLATION = '23503';
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => toBuffer(a).equals(toBuffer(b));
+
+/** Diff columns joined with the payload still stored for it (payload columns are null once pruned). */
+const DIFF_COLUMNS = `d.nonce::text as nonce, d.txs, d.user_sig, d.post_state_root, d.root, d.warm_key_bindings,
+  p.prompt, p.model, p.input_length::text as input_length, p.max_tokens::text as max_tokens,
+  p.started_at::text as started_at`;
+
+export class PostgresSessionStore implements SessionStore {
+  readonly #sql: Sql<Record<string, never>>;
+
+  /** `sql`: a postgres.js pool on a database migrated by @gonka-gateway/shared (runMigrations). */
+  constructor(sql: Sql<Record<string, never>>) {
+    this.#sql = sql;
+  }
+
+  async create(record: SessionRecord): Promise<void> {
+    const rows = await this.#sql`
+      insert into session_heads (escrow_id, record)
+      values (${record.escrowId}::numeric, ${this.#sql.json(recordToJson(record) as never)})
+      on conflict (escrow_id) do nothing
+      returning 1 as created`;
+    if (rows.length === 0) throw new SessionStoreError(SessionStoreErrorCode.Exists, record.escrowId);
+  }
+
+  async load(escrowId: string): Promise<StoredSession | undefined> {
+    // One snapshot of every table, so the head, diffs and pending txs agree with each other.
+    return this.#sql.begin('isolation level repeatable read read only', async (tx) => {
+      const [head] = await tx<HeadRow[]>`
+        select record, last_nonce::text as last_nonce, fencing_token::text as fencing_token, finalize_document
+        from session_heads where escrow_id = ${escrowId}::numeric`;
+      return head ? this.#session(tx, escrowId, head) : undefined;
+    });
+  }
+
+  async acquire(escrowId: string): Promise<StoredSession> {
+    // The bump takes the head's row lock until commit: fenced writes of older owners wait and then
+    // see the new token; what they committed before is in the load that follows (same transaction).
+    return this.#sql.begin(async (tx) => {
+      const [head] = await tx<HeadRow[]>`
+        update session_heads set fencing_token = fencing_token + 1, updated_at = now()
+        where escrow_id = ${escrowId}::numeric
+        returning record, last_nonce::text as last_nonce, fencing_token::text as fencing_token, finalize_document`;
+      if (!head) throw new SessionStoreError(SessionStoreErrorCode.NotFound, escrowId);
+      return this.#session(tx, escrowId, head);
+    });
+  }
+
+  async appendDiff(
+    escrowId: string,
+    diff: StoredDiff,
+    fencingToken: bigint,
+    consumed: readonly string[] = [],
+  ): Promise<void> {
+    try {
+      await this.#sql.begin(async (tx) => {
+        const last = await this.#fenced(tx, escrowId, fencingToken);
+        if (diff.nonce !== last + 1n) {
+          if (diff.nonce >= 1n && diff.nonce <= last && (await this.#storedEquals(tx, escrowId, diff)))
+            return;
+          throw new SessionStoreError(
+            SessionStoreErrorCode.NonceConflict,
+            `expected ${last + 1n}, got ${diff.nonce}`,
+          );
+        }
+        const nonce = diff.nonce.toString();
+        const writes: Promise<unknown>[] = [
+          tx`insert into session_diffs
+               (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
+             values (${escrowId}::numeric, ${nonce}::numeric, ${toBuffer(txsBlob(diff))},
+               ${toBuffer(diff.diff.userSig)}, ${toBuffer(diff.diff.postStateRoot)}, ${toBuffer(diff.root)},
+               ${tx.json(diff.warmKeysBound.map((b) => ({ ...b })) as never)}, ${fencingToken.toString()}::bigint)`,
+          tx`update session_heads set last_nonce = ${nonce}::numeric, updated_at = now()
+             where escrow_id = ${escrowId}::numeric`,
+        ];
+        if (diff.payload) writes.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload));
+        if (consumed.length > 0) {
+          writes.push(tx`delete from session_pending_txs
+            where escrow_id = ${escrowId}::numeric and dedup_key = any(${[...consumed]}::text[])`);
+        }
+        // Pipelined on the transaction's connection: one round trip for the whole write.
+        await Promise.all(writes);
+      });
+    } catch (error) {
+      // The head row lock orders appenders, so a duplicate key here means a second writer slipped
+      // past it (it cannot today); report it as the conflict it is rather than a driver error.
+      if (sqlState(error) === UNIQUE_VIOLATION)
+        throw new SessionStoreError(SessionStoreErrorCode.NonceConflict, `nonce ${diff.nonce} taken`);
+      throw error;
+    }
+  }
+
+  async readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]> {
+    const rows = await this.#sql.unsafe<DiffWithPayloadRow[]>(
+      `select ${DIFF_COLUMNS} from session_diffs d
+       left join session_payloads p on p.escrow_id = d.escrow_id and p.inference_id = d.nonce
+       where d.escrow_id = $1::numeric and d.nonce between $2::numeric and $3::numeric
+       order by d.nonce`,
+      [escrowId, from.toString(), to.toString()],
+    );
+    if (rows.length === 0) await this.#mustExist(this.#sql, escrowId);
+    return rows.map(diffFromRow);
+  }
+
+  async addPendingTxs(
+    escrowId: string,
+    txs: readonly StoredPendingTx[],
+    fencingToken: bigint,
+  ): Promise<void> {
+    await this.#sql.begin(async (tx) => {
+      await this.#fenced(tx, escrowId, fencingToken);
+      if (txs.length === 0) return;
+      // Values keep the given order, so `seq` (arrival order) follows it; the first of two equal
+      // keys wins, as does a key already pending.
+      const rows = txs.map((t) => ({ escrow_id: escrowId, dedup_key: t.key, tx: toBuffer(t.bytes) }));
+      await tx`insert into session_pending_txs ${tx(rows, 'escrow_id', 'dedup_key', 'tx')}
+        on conflict (escrow_id, dedup_key) do nothing`;
+    });
+  }
+
+  async removePendingTxs(escrowId: string, keys: readonly string[], fencingToken: bigint): Promise<void> {
+    await this.#sql.begin(async (tx) => {
+      await this.#fenced(tx, escrowId, fencingToken);
+      if (keys.length === 0) return;
+      await tx`delete from session_pending_txs
+        where escrow_id = ${escrowId}::numeric and dedup_key = any(${[...keys]}::text[])`;
+    });
+  }
+
+  async prunePayloads(
+    escrowId: string,
+    inferenceIds: readonly bigint[],
+    fencingToken: bigint,
+  ): Promise<void> {
+    await this.#sql.begin(async (tx) => {
+      await this.#fenced(tx, escrowId, fencingToken);
+      if (inferenceIds.length === 0) return;
+      await tx`delete from session_payloads
+        where escrow_id = ${escrowId}::numeric and inference_id = any(${inferenceIds.map(String)}::numeric[])`;
+    });
+  }
+
+  async saveSnapshot(escrowId: string, snapshot: StoredSnapshot, fencingToken: bigint): Promise<void> {
+    await this.#sql.begin(async (tx) => {
+      const last = await this.#fenced(tx, escrowId, fencingToken);
+      if (snapshot.nonce < 1n || snapshot.nonce > last) {
+        throw new SessionStoreError(
+          SessionStoreErrorCode.NonceConflict,
+          `no diff at snapshot nonce ${snapshot.nonce}`,
+        );
+      }
+      const nonce = snapshot.nonce.toString();
+      const [newer] = await tx`select 1 from session_snapshots
+        where escrow_id = ${escrowId}::numeric and nonce >= ${nonce}::numeric limit 1`;
+      if (newer) return;
+      // Only the newest is ever loaded; older ones would just grow the table.
+      await Promise.all([
+        tx`insert into session_snapshots (escrow_id, nonce, root, state)
+           values (${escrowId}::numeric, ${nonce}::numeric, ${toBuffer(snapshot.root)}, ${toBuffer(snapshot.state)})`,
+        tx`delete from session_snapshots where escrow_id = ${escrowId}::numeric and nonce < ${nonce}::numeric`,
+      ]);
+    });
+  }
+
+  async saveHostProgress(escrowId: string, address: string, nonce: bigint): Promise<void> {
+    await this.#mapMissing(
+      escrowId,
+      this.#sql`
+        insert into session_host_progress (escrow_id, host_address, synced_nonce)
+        values (${escrowId}::numeric, ${address}, ${nonce.toString()}::numeric)
+        on conflict (escrow_id, host_address) do update
+          set synced_nonce = greatest(session_host_progress.synced_nonce, excluded.synced_nonce),
+              updated_at = now()`,
+    );
+  }
+
+  async saveSignatures(
+    escrowId: string,
+    nonce: bigint,
+    signatures: readonly DevshardSlotSignature[],
+  ): Promise<void> {
+    if (signatures.length === 0) return this.#mustExist(this.#sql, escrowId);
+    const rows = signatures.map((s) => ({
+      escrow_id: escrowId,
+      nonce: nonce.toString(),
+      slot_id: s.slotId,
+      signature: toBuffer(s.signature),
+    }));
+    await this.#mapMissing(
+      escrowId,
+      this
+        .#sql`insert into session_state_signatures ${this.#sql(rows, 'escrow_id', 'nonce', 'slot_id', 'signature')}
+        on conflict (escrow_id, nonce, slot_id) do nothing`,
+    );
+  }
+
+  async loadSignatures(escrowId: string, nonce: bigint): Promise<Map<number, Uint8Array>> {
+    const rows = await this.#sql<{ slot_id: number | null; signature: Buffer | null }[]>`
+      select s.slot_id, s.signature from session_heads h
+      left join session_state_signatures s on s.escrow_id = h.escrow_id and s.nonce = ${nonce.toString()}::numeric
+      where h.escrow_id = ${escrowId}::numeric`;
+    if (rows.length === 0) throw new SessionStoreError(SessionStoreErrorCode.NotFound, escrowId);
+    return new Map(rows.flatMap((r) => (r.slot_id === null ? [] : [[r.slot_id, toBytes(r.signature)]])));
+  }
+
+  async saveFinalizeDocument(escrowId: string, json: string, fencingToken: bigint): Promise<void> {
+    await this.#sql.begin(async (tx) => {
+      await this.#fenced(tx, escrowId, fencingToken);
+      const [row] = await tx<{ finalize_document: string }[]>`
+        update session_heads set finalize_document = coalesce(finalize_document, ${json}), updated_at = now()
+        where escrow_id = ${escrowId}::numeric
+        returning finalize_document`;
+      if (row?.finalize_document !== json)
+        throw new SessionStoreError(SessionStoreErrorCode.DocumentConflict, escrowId);
+    });
+  }
+
+  /**
+   * Locks the head row for this write and checks the token; returns the last nonce. `for no key
+   * update` conflicts with acquire's bump and with other fenced writes, but not with the key-share
+   * locks that host-progress and signature inserts take through their foreign keys.
+   */
+  async #fenced(tx: Tx, escrowId: string, token: bigint): Promise<bigint> {
+    const [head] = await tx<{ last_nonce: string; fencing_token: string }[]>`
+      select last_nonce::text as last_nonce, fencing_token::text as fencing_token from session_heads
+      where escrow_id = ${escrowId}::numeric for no key update`;
+    if (!head) throw new SessionStoreError(SessionStoreErrorCode.NotFound, escrowId);
+    const current = BigInt(head.fencing_token);
+    if (token !== current) {
+      throw new SessionStoreError(
+        SessionStoreErrorCode.StaleToken,
+        `token ${token} is not current (${current})`,
+      );
+    }
+    return BigInt(head.last_nonce);
+  }
+
+  /** Whether the diff stored at `diff.nonce` was signed over exactly these bytes (idempotent retry). */
+  async #storedEquals(tx: Tx, escrowId: string, diff: StoredDiff): Promise<boolean> {
+    const [row] = await tx<{ txs: Buffer; user_sig: Buffer; post_state_root: Buffer | null }[]>`
+      select txs, user_sig, post_state_root from session_diffs
+      where escrow_id = ${escrowId}::numeric and nonce = ${diff.nonce.toString()}::numeric`;
+    return (
+      row !== undefined &&
+      sameBytes(toBytes(row.txs), txsBlob(diff)) &&
+      sameBytes(toBytes(row.user_sig), diff.diff.userSig) &&
+      sameBytes(toBytes(row.post_state_root), diff.diff.postStateRoot)
+    );
+  }
+
+  #insertPayload(tx: Tx, escrowId: string, inferenceId: bigint, p: PayloadWire) {
+    return tx`insert into session_payloads (escrow_id, inference_id, prompt, model, input_length, max_tokens, started_at)
+      values (${escrowId}::numeric, ${inferenceId.toString()}::numeric, ${toBuffer(p.prompt)}, ${p.model},
+        ${p.inputLength.toString()}::numeric, ${p.maxTokens.toString()}::numeric, ${p.startedAt.toString()}::numeric)`;
+  }
+
+  async #session(tx: Tx, escrowId: string, head: HeadRow): Promise<StoredSession> {
+    const [snapshot] = await tx<{ nonce: string; root: Buffer; state: Buffer }[]>`
+      select nonce::text as nonce, root, state from session_snapshots
+      where escrow_id = ${escrowId}::numeric order by nonce desc limit 1`;
+    const after = snapshot?.nonce ?? '0';
+    const [diffs, pending, hosts, payloads] = await Promise.all([
+      tx.unsafe<DiffWithPayloadRow[]>(
+        `select ${DIFF_COLUMNS} from session_diffs d
+         left join session_payloads p on p.escrow_id = d.escrow_id and p.inference_id = d.nonce
+         where d.escrow_id = $1::numeric and d.nonce > $2::numeric order by d.nonce`,
+        [escrowId, after],
+      ),
+      tx<{ dedup_key: string; tx: Buffer }[]>`
+        select dedup_key, tx from session_pending_txs where escrow_id = ${escrowId}::numeric order by seq`,
+      tx<{ host_address: string; synced_nonce: string }[]>`
+        select host_address, synced_nonce::text as synced_nonce from session_host_progress
+        where escrow_id = ${escrowId}::numeric`,
+      tx<PayloadRow[]>`
+        select inference_id::text as inference_id, prompt, model, input_length::text as input_length,
+          max_tokens::text as max_tokens, started_at::text as started_at
+        from session_payloads where escrow_id = ${escrowId}::numeric order by inference_id`,
+    ]);
+    return {
+      record: recordFromJson(head.record),
+      fencingToken: BigInt(head.fencing_token),
+      lastNonce: BigInt(head.last_nonce),
+      ...(snapshot
+        ? {
+            snapshot: {
+              nonce: BigInt(snapshot.nonce),
+              root: toBytes(snapshot.root),
+              state: toBytes(snapshot.state),
+            },
+          }
+        : {}),
+      diffs: diffs.map(diffFromRow),
+      pendingTxs: pending.map((p) => ({ key: p.dedup_key, bytes: toBytes(p.tx) })),
+      hostSync: new Map(hosts.map((h) => [h.host_address, BigInt(h.synced_nonce)])),
+      payloads: new Map(payloads.map((p) => [BigInt(p.inference_id), payloadFromRow(p)])),
+      ...(head.finalize_document !== null ? { finalizeDocument: head.finalize_document } : {}),
+    };
+  }
+
+  async #mustExist(db: Db, escrowId: string): Promise<void> {
+    const [head] = await db`select 1 from session_heads where escrow_id = ${escrowId}::numeric`;
+    if (!head) throw new SessionStoreError(SessionStoreErrorCode.NotFound, escrowId);
+  }
+
+  /** Unfenced writes reach a missing session only through its foreign key. */
+  async #mapMissing(escrowId: string, write: Promise<unknown>): Promise<void> {
+    try {
+      await write;
+    } catch (error) {
+      if (sqlState(error) === FOREIGN_KEY_VIOLATION)
+        throw new SessionStoreError(SessionStoreErrorCode.NotFound, escrowId);
+      throw error;
+    }
+  }
+}
