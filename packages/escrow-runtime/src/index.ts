@@ -33,3 +33,4 @@ export {
 } from './owned/owned-sessions.js';
 export { PoolPublisher, type PublishedState } from './owned/pool-publisher.js';
 export { OwnershipRuntime, type OwnershipRuntimeOptions } from './ownership-runtime.js';
+export { PostgresSessionStore } from './store/postgres-session-store.js';
