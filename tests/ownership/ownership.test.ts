@@ -60,10 +60,10 @@ async function expectNoNonceSignedTwice(): Promise<number> {
     expect({ key, variants: variants.size }).toEqual({ key, variants: 1 });
   for (const escrow of cluster.escrows) {
     const stored = new Map(
-      (await cluster.storedDiffs(escrow.id)).map((d) => [
-        d.nonce.toString(),
-        `${hex(d.diff.txs)}/${hex(d.diff.userSig)}`,
-      ]),
+      (await cluster.storedDiffs(escrow.id)).map((d) => {
+        const wire = diffToWire(d.diff);
+        return [d.nonce.toString(), `${hex(wire.txs)}/${hex(wire.userSig)}`];
+      }),
     );
     for (const [key, variants] of byNonce) {
       const [id, nonce] = key.split('/');
