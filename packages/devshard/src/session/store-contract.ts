@@ -73,6 +73,16 @@ function contractDiff(nonce: bigint, withPayload = false): StoredDiff {
   };
 }
 
+/** Another signed diff for the same nonce (a second writer's). */
+function otherDiff(nonce: bigint): StoredDiff {
+  const d = contractDiff(nonce);
+  return {
+    ...d,
+    diff: { ...d.diff, userSig: new Uint8Array(65).fill(251) },
+    root: new Uint8Array(32).fill(9),
+  };
+}
+
 function diffView(d: StoredDiff) {
   return {
     nonce: d.nonce,
@@ -111,6 +121,7 @@ export function sessionStoreContract(
     const store = await makeStore();
     const escrowId = nextId();
     await store.create(contractRecord(escrowId));
+    await store.acquire(escrowId); // token 1, the writer of every case below
     return { store, escrowId };
   };
 
@@ -142,10 +153,7 @@ export function sessionStoreContract(
         SessionStoreErrorCode.NonceConflict,
       );
       await store.appendDiff(escrowId, contractDiff(1n), 1n);
-      await rejectsWith(
-        store.appendDiff(escrowId, contractDiff(1n), 1n),
-        SessionStoreErrorCode.NonceConflict,
-      );
+      await rejectsWith(store.appendDiff(escrowId, otherDiff(1n), 1n), SessionStoreErrorCode.NonceConflict);
       await rejectsWith(
         store.appendDiff(escrowId, contractDiff(3n), 1n),
         SessionStoreErrorCode.NonceConflict,
@@ -161,50 +169,82 @@ export function sessionStoreContract(
       const { store, escrowId } = await fresh();
       const results = await Promise.allSettled([
         store.appendDiff(escrowId, contractDiff(1n), 1n),
-        store.appendDiff(escrowId, { ...contractDiff(1n), root: new Uint8Array(32).fill(9) }, 1n),
+        store.appendDiff(escrowId, otherDiff(1n), 1n),
       ]);
       assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
       assert.equal((await loaded(store, escrowId)).diffs.length, 1);
     });
 
-    t.it('fences stale writers on every content write', async () => {
-      const { store, escrowId } = await fresh();
-      await store.acquire(escrowId, 5n);
-      assert.equal((await loaded(store, escrowId)).fencingToken, 5n);
-      await rejectsWith(store.appendDiff(escrowId, contractDiff(1n), 4n), SessionStoreErrorCode.StaleToken);
-      await store.appendDiff(escrowId, contractDiff(1n), 5n);
-      await store.appendDiff(escrowId, contractDiff(2n), 7n); // a newer owner's write fences 5 …
-      await rejectsWith(store.appendDiff(escrowId, contractDiff(3n), 5n), SessionStoreErrorCode.StaleToken);
-      await rejectsWith(store.savePendingTxs(escrowId, [], 5n), SessionStoreErrorCode.StaleToken);
-      await rejectsWith(store.saveFinalizeDocument(escrowId, '{}', 6n), SessionStoreErrorCode.StaleToken);
-      await rejectsWith(store.acquire(escrowId, 6n), SessionStoreErrorCode.StaleToken);
-      await store.acquire(escrowId, 7n);
-      const s = await loaded(store, escrowId);
-      assert.equal(s.fencingToken, 7n);
-      assert.deepEqual(
-        s.diffs.map((d) => d.nonce),
-        [1n, 2n],
-      );
-    });
+    t.it(
+      'mints tokens at acquire, with the load, and fences every other token on every content write',
+      async () => {
+        const { store, escrowId } = await fresh();
+        assert.equal((await loaded(store, escrowId)).fencingToken, 1n);
+        await store.appendDiff(escrowId, contractDiff(1n), 1n);
+        const taken = await store.acquire(escrowId);
+        assert.equal(taken.fencingToken, 2n);
+        assert.equal(taken.lastNonce, 1n);
+        assert.deepEqual(
+          taken.diffs.map((d) => d.nonce),
+          [1n],
+        );
+        for (const token of [1n, 3n]) {
+          await rejectsWith(
+            store.appendDiff(escrowId, contractDiff(2n), token),
+            SessionStoreErrorCode.StaleToken,
+          );
+          await rejectsWith(store.addPendingTxs(escrowId, [], token), SessionStoreErrorCode.StaleToken);
+          await rejectsWith(store.removePendingTxs(escrowId, [], token), SessionStoreErrorCode.StaleToken);
+          await rejectsWith(store.prunePayloads(escrowId, [], token), SessionStoreErrorCode.StaleToken);
+          await rejectsWith(
+            store.saveFinalizeDocument(escrowId, '{}', token),
+            SessionStoreErrorCode.StaleToken,
+          );
+        }
+        await store.appendDiff(escrowId, contractDiff(2n), 2n);
+        const s = await loaded(store, escrowId);
+        assert.equal(s.fencingToken, 2n);
+        assert.deepEqual(
+          s.diffs.map((d) => d.nonce),
+          [1n, 2n],
+        );
+        await rejectsWith(store.acquire(nextId()), SessionStoreErrorCode.NotFound);
+      },
+    );
 
-    t.it('replaces the pending queue, keeping bytes and dedup keys', async () => {
+    t.it(
+      'takes the identical diff again as a no-op (an ambiguous commit is resolved by repeating it)',
+      async () => {
+        const { store, escrowId } = await fresh();
+        await store.appendDiff(escrowId, contractDiff(1n), 1n);
+        await store.appendDiff(escrowId, contractDiff(1n), 1n);
+        await rejectsWith(store.appendDiff(escrowId, otherDiff(1n), 1n), SessionStoreErrorCode.NonceConflict);
+        assert.equal((await loaded(store, escrowId)).lastNonce, 1n);
+      },
+    );
+
+    t.it('keeps pending txs one row per key: added, removed, and consumed with a diff', async () => {
       const { store, escrowId } = await fresh();
       const a = { bytes: txOf.finalizeRound().bytes, key: 'confirm:3' };
-      const b = { bytes: Uint8Array.of(0x42, 0x00, 1) };
-      await store.savePendingTxs(escrowId, [a, b], 1n);
+      const b = { bytes: Uint8Array.of(0x42, 0x00, 1), key: 'tx:b' };
+      const c = { bytes: Uint8Array.of(7), key: 'finish:3' };
+      await store.addPendingTxs(escrowId, [a, b, c], 1n);
+      await store.addPendingTxs(escrowId, [{ bytes: Uint8Array.of(9), key: 'confirm:3' }], 1n);
       let s = await loaded(store, escrowId);
       assert.deepEqual(
         s.pendingTxs.map((p) => [hex(p.bytes), p.key]),
         [
           [hex(a.bytes), 'confirm:3'],
-          [hex(b.bytes), undefined],
+          [hex(b.bytes), 'tx:b'],
+          [hex(c.bytes), 'finish:3'],
         ],
       );
-      await store.savePendingTxs(escrowId, [b], 1n);
+      await store.removePendingTxs(escrowId, ['tx:b'], 1n);
+      await store.appendDiff(escrowId, contractDiff(1n), 1n, ['confirm:3']);
       s = await loaded(store, escrowId);
       assert.deepEqual(
-        s.pendingTxs.map((p) => hex(p.bytes)),
-        [hex(b.bytes)],
+        s.pendingTxs.map((p) => p.key),
+        ['finish:3'],
       );
     });
 
@@ -256,8 +296,8 @@ export function sessionStoreContract(
 
     t.it('does not let callers alter stored bytes', async () => {
       const { store, escrowId } = await fresh();
-      const pending = { bytes: Uint8Array.of(1, 2, 3) };
-      await store.savePendingTxs(escrowId, [pending], 1n);
+      const pending = { bytes: Uint8Array.of(1, 2, 3), key: 'tx:1' };
+      await store.addPendingTxs(escrowId, [pending], 1n);
       pending.bytes[0] = 9;
       const s = await loaded(store, escrowId);
       s.pendingTxs[0]!.bytes[1] = 9;
