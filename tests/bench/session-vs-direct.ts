@@ -80,7 +80,6 @@ export async function sessionVsDirect(s: Scenario): Promise<{ lines: string[]; r
         const url = hosts.get(address);
         return url ? { address, baseUrl: devshardBaseUrl(url, v) } : undefined;
       },
-      fencingToken: 1n,
       maxNonce: params.devshardEscrow.maxNonce,
     });
 

@@ -36,7 +36,7 @@ async function lateAnswer(): Promise<{ escrow: TestEscrow; session: UserSession;
   const escrow = await gateway.escrow((g) => g.size >= 2, 'two hosts or more');
   const host = escrow.hosts[0]!;
   let recorder: RecordingTransport | undefined;
-  const session = await escrow.open(1n, { wrapTransport: (t) => (recorder = new RecordingTransport(t)) });
+  const session = await escrow.open({ wrapTransport: (t) => (recorder = new RecordingTransport(t)) });
   let i = 0;
   const next = () => chatCase(i++, ' late');
   await serveUntilNextTargets(session, (n) => escrow.executorOf(n), host, next);

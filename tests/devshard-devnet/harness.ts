@@ -132,18 +132,16 @@ export class TestEscrow {
   }
 
   /**
-   * Opens the gateway-side session on this escrow's store (the caller owns `fencingToken`), on the
-   * devnet clock, over HttpHostTransport (optionally wrapped to observe or break sends).
+   * Opens the gateway-side session on this escrow's store (each open takes the session: the store
+   * mints the next fencing token), on the devnet clock, over HttpHostTransport (optionally wrapped to
+   * observe or break sends).
    */
-  open(
-    fencingToken = 1n,
-    {
-      wrapTransport,
-      ...extra
-    }: Partial<UserSessionOptions> & {
-      wrapTransport?: (transport: HostTransport) => HostTransport;
-    } = {},
-  ): Promise<UserSession> {
+  open({
+    wrapTransport,
+    ...extra
+  }: Partial<UserSessionOptions> & {
+    wrapTransport?: (transport: HostTransport) => HostTransport;
+  } = {}): Promise<UserSession> {
     const { gateway } = this;
     const clock = devnetClock(gateway.devnet);
     const signer = gateway.creator.key;
@@ -157,7 +155,6 @@ export class TestEscrow {
         const url = gateway.hostUrls.get(address);
         return url === undefined ? undefined : { address, baseUrl: devshardBaseUrl(url, version) };
       },
-      fencingToken,
       clock,
       maxNonce: gateway.params.devshardEscrow.maxNonce,
       onEvent: (event) => this.events.push(event),

@@ -31,7 +31,7 @@ describe('a host down during the session', () => {
     const downSlots = escrow.group.get(down)!;
     // Small catch-up chunks make the returning host's gap span several chunks (§7.3).
     let recorder: RecordingTransport | undefined;
-    const session = await escrow.open(1n, {
+    const session = await escrow.open({
       catchUpChunk: 8,
       wrapTransport: (t) => (recorder = new RecordingTransport(t)),
     });

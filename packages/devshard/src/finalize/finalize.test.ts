@@ -83,7 +83,7 @@ describe('finalize (§8)', () => {
     const calls = t.net.calls.length;
     const second = await s.finalize();
     expect(second.json).toBe(first.json);
-    const reopened = await t.open({ fencingToken: 2n });
+    const reopened = await t.open();
     expect((await reopened.finalize()).json).toBe(first.json);
     expect((await storedDiffs(t)).length).toBe(count);
     expect(t.net.calls.length).toBe(calls);
@@ -101,7 +101,7 @@ describe('finalize (§8)', () => {
     expect(s.phase).toBe(SessionPhase.Settlement);
     const count = (await storedDiffs(t)).length;
     for (const h of silent) h.behaviour.down = false;
-    const reopened = await t.open({ fencingToken: 2n });
+    const reopened = await t.open();
     const result = await reopened.finalize();
     expect((await storedDiffs(t)).length).toBe(count); // no new diffs
     expect(result.signatures).toHaveLength(16);
@@ -121,10 +121,10 @@ describe('finalize (§8)', () => {
         return t.store.appendDiff(id, d, token);
       },
     });
-    const s1 = await t.open({ store: crashing, fencingToken: 2n });
-    await expect(s1.finalize()).rejects.toMatchObject({ code: SessionErrorCode.ReloadRequired });
+    const s1 = await t.open({ store: crashing });
+    await expect(s1.finalize()).rejects.toMatchObject({ code: SessionErrorCode.WriteFailed });
     expect(s1.phase).toBe(SessionPhase.Finalizing);
-    const s2 = await t.open({ fencingToken: 3n });
+    const s2 = await t.open();
     await expect(s2.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.NotActive });
     const result = await s2.finalize();
     const F = (await storedDiffs(t)).find((d) =>

@@ -10,7 +10,7 @@ import { txOf } from '../proto/tx-builders.js';
 import type { SessionContext } from '../session/context.js';
 import { SessionError, SessionErrorCode } from '../session/errors.js';
 import { flushDiff } from '../session/flush.js';
-import { assertUsable } from '../session/write-ahead.js';
+import { assertUsableAsync, fencedWrite } from '../session/ownership.js';
 import { settlementDocument, settlementDocumentJson } from '../settlement/document.js';
 import { buildSettlementPayload } from '../settlement/payload.js';
 import { slotSignatures } from '../settlement/signatures.js';
@@ -21,7 +21,7 @@ export type FinalizeOptions = SignatureCollectionOptions;
 
 async function runFinalize(ctx: SessionContext, options: FinalizeOptions): Promise<FinalizeResult> {
   if (ctx.finalizeDocument !== undefined) return parseFinalizeDocument(ctx.finalizeDocument);
-  assertUsable(ctx);
+  await assertUsableAsync(ctx);
   if (ctx.inFlight > 0) {
     throw new SessionError(SessionErrorCode.InferenceInFlight, `${ctx.inFlight} inference(s) in flight`);
   }
@@ -37,7 +37,9 @@ async function runFinalize(ctx: SessionContext, options: FinalizeOptions): Promi
   const json = settlementDocumentJson(payload, signatures);
   // The signatures the document lists are stored before the document itself.
   await Promise.all(ctx.background);
-  await ctx.store.saveFinalizeDocument(ctx.escrowId, json, ctx.fencingToken);
+  await fencedWrite(ctx, 'saveFinalizeDocument', (token) =>
+    ctx.store.saveFinalizeDocument(ctx.escrowId, json, token),
+  );
   ctx.finalizeDocument = json;
   return { document: settlementDocument(payload, signatures), json, payload, signatures };
 }

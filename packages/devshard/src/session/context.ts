@@ -6,6 +6,7 @@ import type { TxKind } from '../proto/devshard-tx.js';
 import type { ApplyContext } from '../state/context.js';
 import type { SessionState } from '../state/types.js';
 import type { HostTarget, HostTransport } from '../transport/types.js';
+import type { Unresolved } from './append.js';
 import type { Clock } from './clock.js';
 import type { DiffLog } from './diff-log.js';
 import type { SessionError } from './errors.js';
@@ -28,6 +29,12 @@ export interface SessionSettings {
   readonly timeoutRetrySeconds: bigint;
   /** §12 #1: when diffs carry post_state_root. */
   readonly postStateRoot: 'calibrate' | 'always' | 'never';
+  /** Tries of a write-ahead whose outcome is unknown (the identical diff each time, §2.3). */
+  readonly appendAttempts: number;
+  /** Wait before the first retry of such a write, doubled after each. */
+  readonly appendRetryMs: number;
+  /** After the client went away, how long the host stream is still read for its meta (§5). */
+  readonly disconnectTailMs: number;
 }
 
 /** What the session reports while it works; the owner logs or counts these. */
@@ -69,6 +76,8 @@ export type SessionEvent =
       readonly acceptWeight: number;
     }
   | { readonly type: 'store_error'; readonly operation: string; readonly error: Error }
+  /** The session stopped composing for good (emitted once): divergence, rejected diff, ownership lost… */
+  | { readonly type: 'faulted'; readonly error: SessionError }
   | { readonly type: 'handler_error'; readonly error: Error };
 
 export type TimeoutOutcomeKind = 'applied' | 'queued' | 'insufficient_votes' | 'no_payload';
@@ -88,7 +97,10 @@ export interface SessionContext {
   readonly store: SessionStore;
   readonly transport: HostTransport;
   readonly clock: Clock;
+  /** Minted by the store when this session was opened (`acquire`, architecture §2.1). */
   readonly fencingToken: bigint;
+  /** Throws when this process may no longer write (lease about to expire); run before every fenced write. */
+  readonly writeGuard: (() => void) | undefined;
   /** isWarmKey (persisted bindings, then the chain lookup) and a memoized recover. */
   readonly applyCtx: ApplyContext;
   readonly resolveHost: (address: string) => HostTarget | undefined;
@@ -105,12 +117,15 @@ export interface SessionContext {
   readonly composeLock: SerialLock;
   readonly catchUpLock: KeyedLock;
   readonly verifyLimit: KeyedSemaphore;
-  /** Persists the pending queue (coalesced): resolves after a write that started after the call. */
-  readonly savePending: () => Promise<void>;
-  /** Resolves once no pending-queue write is in progress. */
-  readonly pendingSaved: () => Promise<void>;
-  /** Store writes not on the request path (signatures, host progress), awaited by close(). */
+  /**
+   * The latest store write per pending key (add or remove, pending-writes.ts): a diff that consumes a
+   * key waits for it, so the row cannot be added back after the diff deleted it.
+   */
+  readonly pendingWrites: Map<string, Promise<void>>;
+  /** Store writes not on the request path (signatures, host progress), awaited by drain(). */
   readonly background: Set<Promise<void>>;
+  /** Every public operation in progress (infer, flush, timeouts, mempool recovery, finalize). */
+  readonly work: Set<Promise<unknown>>;
 
   /**
    * Verified state signatures at the final nonce, by host address, gathered while in Settlement
@@ -122,8 +137,17 @@ export interface SessionContext {
   /** A finalize in progress, shared by concurrent callers. */
   finalizeRun: Promise<unknown> | undefined;
 
-  /** Set once the session must not compose again (divergence, lost write-ahead, close). */
+  /** Set once the session must not compose again (divergence, ownership lost, close…). */
   fault: SessionError | undefined;
+  /**
+   * A suspicious answer (a root we do not have, a nonce taken) is being checked against the store:
+   * divergence, or ownership lost? Nothing is composed until it settles (ownership.ts).
+   */
+  faultCheck: Promise<void> | undefined;
+  /** A write-ahead whose outcome is unknown; resolved before any other diff is composed. */
+  unresolved: Unresolved | undefined;
+  /** drain() was called: no new inference or diff. */
+  draining: boolean;
   inFlight: number;
   finalizing: boolean;
   checkingTimeouts: boolean;
@@ -141,7 +165,7 @@ export function targetAddress(ctx: SessionContext, nonce: bigint): string {
   return slots[Number(nonce % BigInt(slots.length))]!;
 }
 
-/** Runs a store write off the request path; failures become events (and faults when fenced out). */
+/** Runs a store write off the request path; failures become events (fenced-out faults: ownership.ts). */
 export function inBackground(ctx: SessionContext, operation: string, write: () => Promise<void>): void {
   const p: Promise<void> = write()
     .catch((error: unknown) => {
@@ -149,4 +173,16 @@ export function inBackground(ctx: SessionContext, operation: string, write: () =
     })
     .finally(() => ctx.background.delete(p));
   ctx.background.add(p);
+}
+
+/** Runs `fn` as tracked work: drain() waits for it. */
+export function tracked<T>(ctx: SessionContext, fn: () => Promise<T>): Promise<T> {
+  const p = fn();
+  const settled = p.then(
+    () => undefined,
+    () => undefined,
+  );
+  ctx.work.add(settled);
+  void settled.then(() => ctx.work.delete(settled));
+  return p;
 }

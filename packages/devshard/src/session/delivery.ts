@@ -3,9 +3,11 @@
 // closed by catch-up sends without payload, at most 200 diffs each, skipping ahead when a response
 // shows the host further. Catch-up to one host is serialized; sends to different hosts run in parallel.
 import { diffToWire, type InferenceRequestWire, type PayloadWire } from '../json/wire.js';
-import { HostErrorCode, HostTransportError } from '../transport/errors.js';
+import { HostErrorCode, HostTransportError, isHostTransportError } from '../transport/errors.js';
 import type { ChatPurpose, ChatStream, HostTarget } from '../transport/types.js';
 import { hostSyncOf, type SessionContext } from './context.js';
+import { SessionError, SessionErrorCode } from './errors.js';
+import { faultAfterCheck } from './ownership.js';
 import { intakeHostTxs, processReceipt } from './response.js';
 
 export interface DeliveryResult {
@@ -110,6 +112,68 @@ export async function deliverDiff(
     return { ok: true };
   } catch (error) {
     ctx.emit({ type: 'host_error', host: address, operation: 'protocol', nonce, error: error as Error });
+    if (isHostTransportError(error) && error.code === HostErrorCode.ApplyFailed) {
+      await checkRejectedDiff(ctx, nonce, address);
+    }
     return { ok: false, error: error as Error };
   }
+}
+
+/** Asks `address` for its mempool and queues what may still apply (a Finish lost with a stream). */
+export async function readMempool(ctx: SessionContext, address: string): Promise<number> {
+  const target = ctx.resolveHost(address);
+  if (!target) return 0;
+  try {
+    const txs = await ctx.transport.getMempool(target, ctx.escrowId);
+    return intakeHostTxs(
+      ctx,
+      address,
+      txs.map((t) => t.bytes),
+    );
+  } catch (error) {
+    ctx.emit({ type: 'host_error', host: address, operation: 'mempool', error: error as Error });
+    return 0;
+  }
+}
+
+/**
+ * Breaker (issue 8, §10 item 2): `rejectedBy` refused (apply failed) a send ending at `nonce`. Every
+ * other host is brought to `nonce`; if none takes it, the diff is one no reachable host accepts and the
+ * session faults (`diff_rejected`, or `ownership_lost` when a newer owner explains it). Nothing rolls
+ * the signed nonce back. No nonce is composed while this runs.
+ */
+export async function checkRejectedDiff(
+  ctx: SessionContext,
+  nonce: bigint,
+  rejectedBy: string,
+): Promise<void> {
+  if (ctx.fault || ctx.faultCheck) return;
+  let release!: () => void;
+  ctx.faultCheck = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let accepted: boolean;
+  try {
+    const others = [...ctx.state.group.slotsOf.keys()].filter((a) => a !== rejectedBy);
+    const results = await Promise.all(
+      others.map((a) =>
+        hostSyncOf(ctx, a) >= nonce
+          ? Promise.resolve({ ok: true } as DeliveryResult)
+          : catchUp(ctx, a, nonce),
+      ),
+    );
+    accepted = results.some((r) => r.ok);
+  } finally {
+    ctx.faultCheck = undefined;
+    release();
+  }
+  if (accepted) return;
+  faultAfterCheck(
+    ctx,
+    new SessionError(
+      SessionErrorCode.DiffRejected,
+      `no reachable host accepts the diffs up to nonce ${nonce}`,
+    ),
+  );
+  while (ctx.faultCheck) await ctx.faultCheck;
 }

@@ -5,10 +5,23 @@
 export const SessionErrorCode = {
   /** A host's state_hash differed from our root (§7.2 step 1, §12 #5): stop, investigate. */
   Diverged: 'diverged',
-  /** The store refused or failed a write-ahead: reopen the session from the store (architecture §2.3). */
-  ReloadRequired: 'reload_required',
-  /** Another writer holds a newer fencing token. */
-  StaleWriter: 'stale_writer',
+  /**
+   * A write-ahead did not go through (architecture §2.3): this request failed and nothing was sent.
+   * The session stays usable: a refused write changed nothing, and a write of unknown outcome is
+   * resolved (the identical diff appended again) before the next diff is composed.
+   */
+  WriteFailed: 'write_failed',
+  /**
+   * This process may no longer write the escrow (architecture §2.1): a newer owner's fencing token,
+   * or the owner's write guard (lease) refused. Not a fault of the escrow: another owner carries on.
+   */
+  OwnershipLost: 'ownership_lost',
+  /** drain() or close() was called: no new inference (architecture §2.6). */
+  Draining: 'draining',
+  /** The client went away before the inference took a nonce (architecture §5): nothing was spent. */
+  ClientAborted: 'client_aborted',
+  /** Every reachable host refused a fresh diff (apply failed): config drift or a composer bug. */
+  DiffRejected: 'diff_rejected',
   /** balance < reserved + fee_per_nonce (§7.1 step 2). */
   InsufficientBalance: 'insufficient_balance',
   /** Too close to max_nonce for new work (§7.5). */
@@ -23,7 +36,7 @@ export const SessionErrorCode = {
   /** The signer is not the escrow creator (§10 item 8). */
   WrongSigner: 'wrong_signer',
   NotFound: 'not_found',
-  /** Replaying stored diffs did not reproduce their stored roots. */
+  /** Replaying stored diffs did not reproduce their stored roots (or the store's head cannot be read back). */
   CorruptStore: 'corrupt_store',
   /** Signature collection gave up before ⌊2S/3⌋+1 slots (§8.2). */
   NoQuorum: 'no_quorum',

@@ -6,7 +6,8 @@ import { SessionPhase } from '../hash/state-root.js';
 import type { EncodedTx, TxKind } from '../proto/devshard-tx.js';
 import type { SessionContext } from './context.js';
 import { deliverDiff } from './delivery.js';
-import { assertUsable, composeAndPersist, reserveStart } from './write-ahead.js';
+import { assertUsableAsync } from './ownership.js';
+import { composeAndPersist, reserveStart } from './write-ahead.js';
 
 export interface FlushResult {
   readonly nonce: bigint;
@@ -29,7 +30,7 @@ export async function flushDiff(
   options: FlushOptions = {},
 ): Promise<FlushResult | undefined> {
   const committed = await ctx.composeLock.run(async () => {
-    assertUsable(ctx);
+    await assertUsableAsync(ctx);
     const nonce = ctx.state.latestNonce + 1n;
     // Outside finalize, never spend the N + 1 nonces finalize needs (§7.5, §8.1).
     if (!options.force && ctx.state.phase === SessionPhase.Active && nonce > reserveStart(ctx))

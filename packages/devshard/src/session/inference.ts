@@ -2,17 +2,23 @@
 // next nonce with a StartInference for the exact body bytes and persist the diff; then, concurrently
 // with other requests, send it to the executor (slot nonce mod N) with catch-up diffs, process the
 // receipt, hand OpenAI chunks to the caller as they arrive and queue the meta txs. The stream is read
-// to its end even if the caller's handlers fail: money depends on the receipt and the Finish.
+// to its end even if the caller's handlers fail: money depends on the receipt and the Finish. A client
+// that goes away (architecture §5) only stops the chunks: before its nonce is taken nothing is spent;
+// afterwards the diff is still sent and the host stream read until its meta event (bounded).
 import { SessionPhase } from '../hash/state-root.js';
 import type { PayloadWire } from '../json/wire.js';
 import { promptHash } from '../prompt/prompt-hash.js';
 import { newMsg, txOf } from '../proto/tx-builders.js';
 import { InferenceStatus } from '../state/types.js';
+import { HostErrorCode, isHostTransportError } from '../transport/errors.js';
+import type { ChatStream } from '../transport/types.js';
 import type { SessionContext } from './context.js';
-import { openChat } from './delivery.js';
+import { checkRejectedDiff, openChat, readMempool } from './delivery.js';
 import { SessionError, SessionErrorCode } from './errors.js';
+import { assertUsableAsync } from './ownership.js';
+import { pendingWritten } from './pending-writes.js';
 import { intakeHostTxs, processReceipt } from './response.js';
-import { assertUsable, type Committed, composeAndPersist } from './write-ahead.js';
+import { type Committed, composeAndPersist } from './write-ahead.js';
 
 export interface InferenceInput {
   /** The exact request body the executor runs; its canonical-JSON hash is prompt_hash (§2.5). */
@@ -33,7 +39,12 @@ export interface InferenceHandlers {
   onChunk?(line: Uint8Array): void;
   /** The `data: [DONE]` line exactly as received. */
   onDone?(line: Uint8Array): void;
-  /** Aborts the host stream (the diff is spent; the Finish may then arrive later via mempools). */
+  /**
+   * The client went away (architecture §5). Before the diff is composed: no nonce is taken
+   * (`client_aborted`). Afterwards the diff is still sent; no more handlers are called, but the host
+   * stream is read until its meta event (at most `disconnectTailMs`) so the Finish is folded in. The
+   * client's abort never aborts money work.
+   */
   readonly signal?: AbortSignal;
 }
 
@@ -48,6 +59,8 @@ export interface InferenceResult {
   /** MsgFinishInference for this inference is queued or applied. */
   readonly finished: boolean;
   readonly error?: Error;
+  /** The client went away (handlers.signal) before the stream ended. */
+  readonly clientGone?: boolean;
 }
 
 export interface PreparedInference extends Committed {
@@ -60,8 +73,12 @@ export async function composeInference(
   ctx: SessionContext,
   input: InferenceInput,
   workLimit: bigint,
+  signal?: AbortSignal,
 ): Promise<PreparedInference> {
-  assertUsable(ctx);
+  await assertUsableAsync(ctx);
+  if (ctx.draining) throw new SessionError(SessionErrorCode.Draining, 'the session is draining');
+  // A client gone while its request waited for the compose lock takes no nonce (§5).
+  if (signal?.aborted) throw new SessionError(SessionErrorCode.ClientAborted, 'before a nonce was taken');
   const state = ctx.state;
   if (state.phase !== SessionPhase.Active || ctx.finalizing) {
     throw new SessionError(SessionErrorCode.NotActive, `phase ${state.phase}`);
@@ -119,6 +136,47 @@ function progress(ctx: SessionContext, nonce: bigint) {
   };
 }
 
+/**
+ * Watches the client's signal once the nonce is spent: after it fires, the stream is read on for at most
+ * `disconnectTailMs`, then cancelled.
+ */
+class ClientWatch {
+  gone: boolean;
+  #stream: ChatStream | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #onAbort = () => this.#leave();
+
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    private readonly tailMs: number,
+  ) {
+    this.gone = signal?.aborted ?? false;
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  attach(stream: ChatStream): void {
+    this.#stream = stream;
+    if (this.gone) this.#startTail();
+  }
+
+  #leave(): void {
+    this.gone = true;
+    if (this.#stream) this.#startTail();
+  }
+
+  #startTail(): void {
+    if (this.#timer !== undefined) return;
+    const stream = this.#stream;
+    this.#timer = setTimeout(() => stream?.cancel(), this.tailMs);
+    this.#timer.unref?.();
+  }
+
+  dispose(): void {
+    this.signal?.removeEventListener('abort', this.#onAbort);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+  }
+}
+
 /** Sends a committed inference diff and reads its stream to the end. Never throws for host failures. */
 export async function runInference(
   ctx: SessionContext,
@@ -134,13 +192,15 @@ export async function runInference(
   };
   let error: Error | undefined;
   let verifySignature: (() => void) | undefined;
+  // The client's signal never reaches the transport: the send and its tail are money work (§5).
+  const client = new ClientWatch(handlers.signal, ctx.settings.disconnectTailMs);
   try {
     const stream = await openChat(ctx, address, nonce, {
       payload: committed.payload,
       stream: committed.stream,
       purpose: 'inference',
-      ...(handlers.signal ? { signal: handlers.signal } : {}),
     });
+    client.attach(stream);
     for await (const event of stream) {
       if (event.type === 'receipt') {
         const outcome = processReceipt(ctx, address, event.receipt, nonce, { deferSignature: true });
@@ -148,47 +208,41 @@ export async function runInference(
         // sends): confirmed then, even though this receipt queued nothing new.
         const confirmed = outcome.confirmQueued || progress(ctx, nonce).confirmed;
         verifySignature = outcome.verifySignature;
-        call(ctx, () => handlers.onReceipt?.({ nonce, confirmed }));
+        if (!client.gone) call(ctx, () => handlers.onReceipt?.({ nonce, confirmed }));
       } else if (event.type === 'chunk') {
-        call(ctx, () => handlers.onChunk?.(event.line));
+        if (!client.gone) call(ctx, () => handlers.onChunk?.(event.line));
       } else if (event.type === 'meta') {
         intakeHostTxs(ctx, address, event.meta.mempool);
-      } else {
+        if (client.gone) break; // the Finish is in; nobody reads the rest
+      } else if (!client.gone) {
         call(ctx, () => handlers.onDone?.(event.line));
       }
     }
   } catch (e) {
     error = e as Error;
     ctx.emit({ type: 'host_error', host: address, operation: 'inference', nonce, error });
+    if (isHostTransportError(error) && error.code === HostErrorCode.ApplyFailed) {
+      await checkRejectedDiff(ctx, nonce, address);
+    }
+  } finally {
+    client.dispose();
   }
   verifySignature?.();
   let state = progress(ctx, nonce);
   if (state.confirmed && !state.finished && !ctx.fault) {
     // The stream broke after execution started: the Finish may sit in the executor's mempool.
-    await recoverFromMempool(ctx, address);
+    await readMempool(ctx, address);
     state = progress(ctx, nonce);
   }
   // The receipt's Confirm and the meta's Finish are persisted before the caller hears "done".
-  await ctx.pendingSaved();
+  await pendingWritten(ctx);
+  // A root mismatch seen on this stream is settled (divergence or ownership lost) before we answer.
+  while (ctx.faultCheck) await ctx.faultCheck;
   return {
     ...base,
     status: error === undefined ? 'completed' : 'failed',
     ...state,
     ...(error ? { error } : {}),
+    ...(client.gone ? { clientGone: true } : {}),
   };
-}
-
-async function recoverFromMempool(ctx: SessionContext, address: string): Promise<void> {
-  const target = ctx.resolveHost(address);
-  if (!target) return;
-  try {
-    const txs = await ctx.transport.getMempool(target, ctx.escrowId);
-    intakeHostTxs(
-      ctx,
-      address,
-      txs.map((t) => t.bytes),
-    );
-  } catch (error) {
-    ctx.emit({ type: 'host_error', host: address, operation: 'mempool', error: error as Error });
-  }
 }

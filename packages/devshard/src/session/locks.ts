@@ -61,37 +61,3 @@ export class KeyedSemaphore {
     }
   }
 }
-
-/**
- * Runs `job` again whenever asked while it runs, at most one run at a time: each call's promise
- * resolves after a run that started after the call (so the latest data is written), which turns a
- * burst of changes into at most two writes.
- */
-export class Coalescer {
-  #running: Promise<void> | undefined;
-  #dirty = false;
-
-  constructor(private readonly job: () => Promise<void>) {}
-
-  schedule(): Promise<void> {
-    this.#dirty = true;
-    if (!this.#running) {
-      this.#running = this.#loop().finally(() => {
-        this.#running = undefined;
-      });
-    }
-    return this.#running;
-  }
-
-  /** Resolves when no run is in progress (without asking for a new one). */
-  settled(): Promise<void> {
-    return this.#running ?? Promise.resolve();
-  }
-
-  async #loop(): Promise<void> {
-    while (this.#dirty) {
-      this.#dirty = false;
-      await this.job();
-    }
-  }
-}

@@ -1,15 +1,18 @@
 // The queue of transactions waiting for the next diff (devshard-protocol.md §7.1, §7.2 step 5):
 // host-proposed txs in arrival order plus our own timeouts, deduplicated by key while pending. The
 // composer orders them (orderCandidates); a composed diff removes exactly the entries it was offered,
-// so txs queued while the store write was in flight stay for the next diff.
+// so txs queued while the store write was in flight stay for the next diff. Every entry has a key: the
+// store keeps one row per key, added and removed one by one (never the whole queue rewritten, so an
+// older owner cannot overwrite a newer one's queue).
 
+import { sha256 } from '@gonka-gateway/chain';
 import type { DevshardTx, EncodedTx } from '../proto/devshard-tx.js';
 import { dedupKey } from '../state/candidates.js';
 import type { StoredPendingTx } from './store.js';
 
 export interface PendingEntry {
   readonly tx: EncodedTx;
-  readonly key: string | undefined;
+  readonly key: string;
 }
 
 /**
@@ -20,6 +23,11 @@ export function pendingKey(tx: DevshardTx): string | undefined {
   const key = dedupKey(tx);
   if (key !== undefined) return key;
   return tx.kind === 'timeoutInference' ? `timeout:${tx.msg.inferenceId}` : undefined;
+}
+
+/** The store's row key of a pending tx: its dedup key, else `tx:<sha256 hex of its bytes>`. */
+export function storedPendingKey(tx: EncodedTx): string {
+  return pendingKey(tx.tx) ?? `tx:${Buffer.from(sha256(tx.bytes)).toString('hex')}`;
 }
 
 export class PendingQueue {
@@ -34,15 +42,14 @@ export class PendingQueue {
     return this.#keys.has(key);
   }
 
-  /** Adds `tx` unless an entry with its key is pending; returns whether it was added. */
-  add(tx: EncodedTx): boolean {
-    const key = pendingKey(tx.tx);
-    if (key !== undefined) {
-      if (this.#keys.has(key)) return false;
-      this.#keys.add(key);
-    }
-    this.#entries.push({ tx, key });
-    return true;
+  /** Adds `tx` unless an entry with its key is pending; returns the new entry, or undefined. */
+  add(tx: EncodedTx): PendingEntry | undefined {
+    const key = storedPendingKey(tx);
+    if (this.#keys.has(key)) return undefined;
+    this.#keys.add(key);
+    const entry = { tx, key };
+    this.#entries.push(entry);
+    return entry;
   }
 
   /** Removes these entries (by identity); entries added meanwhile stay. */
@@ -50,14 +57,18 @@ export class PendingQueue {
     const gone = new Set(entries);
     if (gone.size === 0) return;
     this.#entries = this.#entries.filter((e) => !gone.has(e));
-    for (const e of gone) if (e.key !== undefined) this.#keys.delete(e.key);
+    for (const e of gone) this.#keys.delete(e.key);
   }
 
   snapshot(): readonly PendingEntry[] {
     return [...this.#entries];
   }
 
-  toStored(): StoredPendingTx[] {
-    return this.#entries.map((e) => ({ bytes: e.tx.bytes, ...(e.key !== undefined ? { key: e.key } : {}) }));
+  keys(): string[] {
+    return [...this.#keys];
   }
+}
+
+export function toStoredPending(entries: Iterable<PendingEntry>): StoredPendingTx[] {
+  return [...entries].map((e) => ({ bytes: e.tx.bytes, key: e.key }));
 }

@@ -11,12 +11,18 @@ import { txEnv } from '../state/context.js';
 import { hostSyncOf, inBackground, type SessionContext } from './context.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
-import { pendingKey } from './pending-queue.js';
+import { faultAfterCheck } from './ownership.js';
+import { type PendingEntry, storedPendingKey } from './pending-queue.js';
+import { persistAdded } from './pending-writes.js';
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
+/**
+ * A host root we cannot match stops composition at once; it is a divergence only if we are still the
+ * writer (a newer owner's diffs look exactly like this from the old owner's side, ownership.ts).
+ */
 function diverge(
   ctx: SessionContext,
   host: string,
@@ -25,16 +31,18 @@ function diverge(
   expected?: Uint8Array,
   got?: Uint8Array,
 ): void {
-  if (ctx.fault?.code !== SessionErrorCode.Diverged) {
-    ctx.fault = new SessionError(SessionErrorCode.Diverged, `host ${host} at nonce ${nonce}: ${detail}`);
-  }
-  ctx.emit({
-    type: 'divergence',
-    host,
-    nonce,
-    ...(expected ? { expected } : {}),
-    ...(got ? { got } : {}),
-  });
+  faultAfterCheck(
+    ctx,
+    new SessionError(SessionErrorCode.Diverged, `host ${host} at nonce ${nonce}: ${detail}`),
+    () =>
+      ctx.emit({
+        type: 'divergence',
+        host,
+        nonce,
+        ...(expected ? { expected } : {}),
+        ...(got ? { got } : {}),
+      }),
+  );
 }
 
 /** host_sync_nonce[address] = max(current, nonce), persisted off the request path. */
@@ -47,7 +55,7 @@ export function advanceHost(ctx: SessionContext, address: string, nonce: bigint)
 /** Queues the host-proposed txs that may still apply (§7.1 kinds, host-tx-check.ts); returns how many. */
 export function intakeHostTxs(ctx: SessionContext, host: string, txs: readonly Uint8Array[]): number {
   const env = txEnv(ctx.state.latestNonce + 1n, ctx.applyCtx);
-  let added = 0;
+  const added: PendingEntry[] = [];
   for (const bytes of txs) {
     let decoded: ReturnType<typeof decodeTx>;
     try {
@@ -57,8 +65,7 @@ export function intakeHostTxs(ctx: SessionContext, host: string, txs: readonly U
       continue;
     }
     const { tx } = decoded;
-    const key = pendingKey(tx);
-    if (key !== undefined && ctx.pending.has(key)) continue; // the usual case: every host re-offers
+    if (ctx.pending.has(storedPendingKey(decoded))) continue; // the usual case: every host re-offers
     const reason = checkHostTx(ctx.state, tx, env);
     if (reason !== undefined) {
       // Stale copies of applied txs are routine; only suspicious rejections are reported.
@@ -67,10 +74,11 @@ export function intakeHostTxs(ctx: SessionContext, host: string, txs: readonly U
       }
       continue;
     }
-    if (ctx.pending.add(decoded)) added++;
+    const entry = ctx.pending.add(decoded);
+    if (entry) added.push(entry);
   }
-  if (added > 0) void ctx.savePending();
-  return added;
+  persistAdded(ctx, added);
+  return added.length;
 }
 
 export interface ReceiptOutcome {

@@ -15,6 +15,8 @@ import { verifyStyledSlotSignature } from '../state/vote-style.js';
 import { hostSyncOf, type SessionContext, type TimeoutOutcomeKind } from './context.js';
 import { catchUp } from './delivery.js';
 import { flushDiff } from './flush.js';
+import type { PendingEntry } from './pending-queue.js';
+import { persistAdded } from './pending-writes.js';
 import { advanceHost, intakeHostTxs } from './response.js';
 
 export type TimeoutKind = 'refused' | 'execution';
@@ -176,7 +178,7 @@ async function collectVotes(
  * reached a majority and sends them in one diff.
  */
 export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome[]> {
-  if (ctx.checkingTimeouts || ctx.fault || ctx.finalizing) return [];
+  if (ctx.checkingTimeouts || ctx.fault || ctx.finalizing || ctx.draining) return [];
   ctx.checkingTimeouts = true;
   try {
     const now = ctx.clock.nowSeconds();
@@ -191,6 +193,7 @@ export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome
       candidates.map(async (c) => ({ c, result: await collectVotes(ctx, c) })),
     );
     const outcomes: { c: Candidate; kind: TimeoutOutcomeKind; weight: number }[] = [];
+    const queued: PendingEntry[] = [];
     for (const { c, result } of rounds) {
       if (!result) {
         outcomes.push({ c, kind: 'no_payload', weight: 0 });
@@ -199,7 +202,7 @@ export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome
         outcomes.push({ c, kind: 'insufficient_votes', weight: result.weight });
         ctx.timeoutRetryAt.set(c.record.id, now + ctx.settings.timeoutRetrySeconds);
       } else {
-        ctx.pending.add(
+        const entry = ctx.pending.add(
           txOf.timeoutInference(
             newMsg.timeoutInference({
               inferenceId: c.record.id,
@@ -208,11 +211,12 @@ export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome
             }),
           ),
         );
+        if (entry) queued.push(entry);
         outcomes.push({ c, kind: 'queued', weight: result.weight });
       }
     }
     if (outcomes.some((o) => o.kind === 'queued')) {
-      void ctx.savePending();
+      persistAdded(ctx, queued);
       await flushDiff(ctx, []);
     }
     return outcomes.map(({ c, kind, weight }) => {

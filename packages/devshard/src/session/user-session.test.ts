@@ -3,6 +3,7 @@ import { newMsg, txOf } from '../proto/tx-builders.js';
 import { signFinish } from '../signing/proposer.js';
 import { InferenceStatus } from '../state/types.js';
 import { SessionErrorCode } from './errors.js';
+import { SessionStoreError, SessionStoreErrorCode } from './store.js';
 import { ESCROW_ID, request, setup } from './testing/session-setup.js';
 import { wrapStore } from './testing/wrap-store.js';
 import type { UserSession } from './user-session.js';
@@ -68,41 +69,61 @@ describe('UserSession over in-process hosts (§7)', () => {
     expect(checked).toBeGreaterThanOrEqual(6);
   });
 
-  it('sends nothing when the write-ahead fails, and stops until reopened', async () => {
+  it('sends nothing when the store refuses the write-ahead, and goes on with the next request', async () => {
     const t = setup();
     await t.init();
-    await (await t.open()).infer(request());
-    const flaky = wrapStore(t.store, {
-      appendDiff: async () => {
-        throw new Error('database unavailable');
+    let refuse = true;
+    const refusing = wrapStore(t.store, {
+      appendDiff: async (id, d, token, consumed) => {
+        if (refuse) throw new SessionStoreError(SessionStoreErrorCode.NotFound, 'refused');
+        return t.store.appendDiff(id, d, token, consumed);
       },
     });
-    const s = await t.open({ store: flaky, fencingToken: 2n });
-    const calls = t.net.calls.length;
-    await expect(s.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.ReloadRequired });
-    await expect(s.flush()).rejects.toMatchObject({ code: SessionErrorCode.ReloadRequired });
-    expect(t.net.calls.length).toBe(calls);
-    expect(s.latestNonce).toBe(1n);
-    const again = await t.open({ fencingToken: 3n });
-    expect((await again.infer(request())).nonce).toBe(2n);
+    const s = await t.open({ store: refusing });
+    await expect(s.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.WriteFailed });
+    expect(t.net.calls).toHaveLength(0);
+    expect(s.latestNonce).toBe(0n);
+    expect(s.fault).toBeUndefined();
+    refuse = false;
+    expect(await s.infer(request())).toMatchObject({ nonce: 1n, status: 'completed', finished: true });
   });
 
-  it('refuses a stale fencing token and a nonce another writer took (conditional append)', async () => {
+  it('fences the older owner at open: it can neither append nor save pending txs', async () => {
     const t = setup();
     await t.init();
-    const a = await t.open({ fencingToken: 1n });
+    const a = await t.open();
+    expect(a.fencingToken).toBe(1n);
     await a.infer(request());
-    const b = await t.open({ fencingToken: 2n }); // takeover fences a
+    const b = await t.open(); // takeover: the store mints token 2 with the load
+    expect(b.fencingToken).toBe(2n);
     expect((await b.infer(request())).nonce).toBe(2n);
-    await expect(a.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.StaleWriter });
-    await expect(t.open({ fencingToken: 1n })).rejects.toMatchObject({ code: SessionErrorCode.StaleWriter });
+    await expect(a.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.OwnershipLost });
+    expect(a.fault?.code).toBe(SessionErrorCode.OwnershipLost);
+    expect((await t.store.load(ESCROW_ID))!.diffs.map((x) => x.nonce)).toEqual([1n, 2n]);
+    expect(t.net.conflicts).toEqual([]);
+  });
 
-    // Same token, two in-memory views: the second writer of nonce 3 is refused by the store.
-    const c = await t.open({ fencingToken: 2n });
-    const d = await t.open({ fencingToken: 2n });
-    expect((await c.infer(request())).nonce).toBe(3n);
-    await expect(d.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.ReloadRequired });
-    expect((await t.store.load(ESCROW_ID))!.diffs.map((x) => x.nonce)).toEqual([1n, 2n, 3n]);
+  it('takes the session in one step: an older owner writing right after the read is fenced, not missed', async () => {
+    const t = setup();
+    await t.init();
+    const a = await t.open();
+    await a.infer(request());
+    // The old owner writes the moment the new owner's read returns (the old open read, then fenced).
+    let raced: Promise<unknown> | undefined;
+    const race = async <T>(read: Promise<T>): Promise<T> => {
+      const result = await read;
+      raced ??= a.infer(request()).catch((error: unknown) => error);
+      await raced;
+      return result;
+    };
+    const racing = wrapStore(t.store, {
+      load: (id) => race(t.store.load(id)),
+      acquire: (id) => race(t.store.acquire(id)),
+    });
+    const b = await t.open({ store: racing });
+    expect(await raced).toMatchObject({ code: SessionErrorCode.OwnershipLost });
+    expect(await b.infer(request())).toMatchObject({ nonce: 2n, status: 'completed' });
+    expect(b.fault).toBeUndefined();
     expect(t.net.conflicts).toEqual([]);
   });
 
@@ -112,7 +133,7 @@ describe('UserSession over in-process hosts (§7)', () => {
     const s1 = await t.open();
     for (let i = 0; i < 7; i++) await s1.infer(request());
     // No close(): the process is gone; only the store remains.
-    const s2 = await t.open({ fencingToken: 2n });
+    const s2 = await t.open();
     expect(s2.latestNonce).toBe(7n);
     expect(s2.state.root).toEqual(s1.state.root);
     expect(s2.balance).toBe(s1.balance);
@@ -161,9 +182,9 @@ describe('UserSession over in-process hosts (§7)', () => {
     await s1.catchUpHost(target.address);
     // A store that lost host progress: the reopened session believes the host holds nothing.
     const forgetful = wrapStore(t.store, {
-      load: async (id) => ({ ...(await t.store.load(id))!, hostSync: new Map() }),
+      acquire: async (id) => ({ ...(await t.store.acquire(id)), hostSync: new Map() }),
     });
-    const s2 = await t.open({ store: forgetful, fencingToken: 2n, catchUpChunk: 3 });
+    const s2 = await t.open({ store: forgetful, catchUpChunk: 3 });
     expect(s2.hostSyncNonce(target.address)).toBe(0n);
     const before = t.net.calls.length;
     expect(await s2.catchUpHost(target.address)).toBe(true);

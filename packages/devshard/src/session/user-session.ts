@@ -2,10 +2,11 @@
 // sole sequencer. Storage, transport, clock and keys are passed in, so the proxy, the controller and
 // the devnet run this same code. One instance per owned escrow (architecture §2: one writer, fenced).
 //
-//   const session = await UserSession.open({ store, escrowId, signer, transport, resolveHost, fencingToken });
-//   const result = await session.infer({ body, model, inputLength, maxTokens }, { onChunk });
+//   const session = await UserSession.open({ store, escrowId, signer, transport, resolveHost, writeGuard });
+//   const result = await session.infer({ body, model, inputLength, maxTokens }, { onChunk, signal });
 //   await session.checkTimeouts();            // periodically
-//   const { json } = await session.finalize(); // when draining
+//   await session.drain();                    // hand-off: in-flight work and its writes done
+//   const { json } = await session.finalize(); // on the controller, after it opened the session
 import type { PrivateKey } from '@gonka-gateway/chain';
 import type { FinalizeResult } from '../finalize/document.js';
 import { type FinalizeOptions, finalizeSession } from '../finalize/finalize.js';
@@ -13,11 +14,17 @@ import type { SessionPhase } from '../hash/state-root.js';
 import { defaultRecover, memoizeRecover, type RecoverFn } from '../signing/primitive.js';
 import type { WarmKeyLookup } from '../state/context.js';
 import { canonicalEscrowId } from '../state/init.js';
-import type { SessionState } from '../state/types.js';
+import { InferenceStatus, type SessionState } from '../state/types.js';
 import type { HostTarget, HostTransport } from '../transport/types.js';
 import { type Clock, systemClock } from './clock.js';
-import { hostSyncOf, type SessionContext, type SessionEvent, type SessionSettings } from './context.js';
-import { catchUp } from './delivery.js';
+import {
+  hostSyncOf,
+  type SessionContext,
+  type SessionEvent,
+  type SessionSettings,
+  tracked,
+} from './context.js';
+import { catchUp, readMempool } from './delivery.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { type FlushResult, flushDiff } from './flush.js';
 import {
@@ -27,9 +34,15 @@ import {
   type InferenceResult,
   runInference,
 } from './inference.js';
-import { Coalescer, KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
+import { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
+import { pendingWritten, persistRemoved } from './pending-writes.js';
 import { replaySession } from './replay.js';
-import { isSessionStoreError, type SessionStore, SessionStoreErrorCode } from './store.js';
+import {
+  isSessionStoreError,
+  type SessionStore,
+  SessionStoreErrorCode,
+  type StoredSession,
+} from './store.js';
 import { checkTimeouts, type TimeoutOutcome } from './timeouts.js';
 
 export interface UserSessionOptions {
@@ -43,8 +56,13 @@ export interface UserSessionOptions {
    * inference_url with devshardBaseUrl); undefined = unknown, treated as down.
    */
   readonly resolveHost: (address: string, version: string) => HostTarget | undefined;
-  /** This owner's fencing token (architecture §2.1); older writers are fenced at open. */
-  readonly fencingToken: bigint;
+  /**
+   * Called right before every fenced store write (append, pending txs, payload prune, snapshot,
+   * finalize document); throws when this process may no longer write (its lease is about to expire).
+   * The session then faults with `ownership_lost`. The fencing token itself is minted by the store at
+   * open (architecture §2.1).
+   */
+  readonly writeGuard?: () => void;
   readonly clock?: Clock;
   /** Chain param max_nonce (§7.5; chain default 20 000, mainnet 1 000 000). Default 20 000. */
   readonly maxNonce?: bigint;
@@ -65,6 +83,12 @@ export interface UserSessionOptions {
   readonly verifyConcurrencyPerHost?: number;
   /** §12 #1 (default `calibrate`). */
   readonly postStateRoot?: SessionSettings['postStateRoot'];
+  /** Tries of a write-ahead whose outcome is unknown, the identical diff each time (default 4). */
+  readonly appendAttempts?: number;
+  /** Wait before the first such retry, doubled after each (default 200 ms, on `clock`). */
+  readonly appendRetryMs?: number;
+  /** How long a host stream is still read for its meta after the client went away (default 30 s, §5). */
+  readonly disconnectTailMs?: number;
 }
 
 const DEFAULT_MAX_NONCE = 20_000n;
@@ -73,30 +97,33 @@ const MAX_CATCH_UP_CHUNK = 200;
 
 export class UserSession {
   readonly #ctx: SessionContext;
-  readonly #saver: Coalescer;
+  #drained: Promise<void> | undefined;
 
-  private constructor(ctx: SessionContext, saver: Coalescer) {
+  private constructor(ctx: SessionContext) {
     this.#ctx = ctx;
-    this.#saver = saver;
   }
 
-  /** Loads the session from the store, fences older writers and replays every stored diff. */
+  /**
+   * Takes the session (architecture §2.5): `store.acquire` mints this owner's fencing token and loads
+   * the session in the same transaction, so every older writer is fenced before we read and nothing it
+   * writes afterwards can reach our view. Then replays the stored diffs and, in the background (awaited
+   * by drain), reads the mempools of the executors of every live inference.
+   */
   static async open(options: UserSessionOptions): Promise<UserSession> {
     const escrowId = canonicalEscrowId(options.escrowId);
     const { store } = options;
-    const stored = await store.load(escrowId);
-    if (!stored) throw new SessionError(SessionErrorCode.NotFound, `escrow ${escrowId}`);
+    let stored: StoredSession;
+    try {
+      stored = await store.acquire(escrowId);
+    } catch (error) {
+      if (isSessionStoreError(error) && error.code === SessionStoreErrorCode.NotFound) {
+        throw new SessionError(SessionErrorCode.NotFound, `escrow ${escrowId}`, error);
+      }
+      throw error;
+    }
     if (options.signer.address !== stored.record.escrow.creator) {
       // Hosts answer 403 to anyone but the creator (§10 item 8).
       throw new SessionError(SessionErrorCode.WrongSigner, `signer is not the creator of escrow ${escrowId}`);
-    }
-    try {
-      await store.acquire(escrowId, options.fencingToken);
-    } catch (error) {
-      if (isSessionStoreError(error) && error.code === SessionStoreErrorCode.StaleToken) {
-        throw new SessionError(SessionErrorCode.StaleWriter, error.message, error);
-      }
-      throw error;
     }
     const recover = memoizeRecover(options.recover ?? defaultRecover, 8_192);
     const applyCtx = { recover, ...(options.isWarmKey ? { isWarmKey: options.isWarmKey } : {}) };
@@ -107,25 +134,15 @@ export class UserSession {
     const version = stored.record.version;
     const emit = options.onEvent ?? (() => undefined);
 
-    let ctx!: SessionContext;
-    const saver = new Coalescer(async () => {
-      try {
-        await store.savePendingTxs(escrowId, ctx.pending.toStored(), ctx.fencingToken);
-      } catch (error) {
-        if (isSessionStoreError(error) && error.code === SessionStoreErrorCode.StaleToken && !ctx.fault) {
-          ctx.fault = new SessionError(SessionErrorCode.StaleWriter, error.message, error);
-        }
-        emit({ type: 'store_error', operation: 'savePendingTxs', error: error as Error });
-      }
-    });
-    ctx = {
+    const ctx: SessionContext = {
       record: stored.record,
       escrowId,
       signer: options.signer,
       store,
       transport: options.transport,
       clock: options.clock ?? systemClock,
-      fencingToken: options.fencingToken,
+      fencingToken: stored.fencingToken,
+      writeGuard: options.writeGuard,
       applyCtx,
       resolveHost: (address) => options.resolveHost(address, version),
       settings: {
@@ -135,6 +152,9 @@ export class UserSession {
         timeoutSkewSeconds: options.timeoutSkewSeconds ?? 5n,
         timeoutRetrySeconds: options.timeoutRetrySeconds ?? 30n,
         postStateRoot: options.postStateRoot ?? 'calibrate',
+        appendAttempts: Math.max(1, options.appendAttempts ?? 4),
+        appendRetryMs: options.appendRetryMs ?? 200,
+        disconnectTailMs: options.disconnectTailMs ?? 30_000,
       },
       emit: (event) => {
         try {
@@ -151,19 +171,35 @@ export class UserSession {
       composeLock: new SerialLock(),
       catchUpLock: new KeyedLock(),
       verifyLimit: new KeyedSemaphore(options.verifyConcurrencyPerHost ?? 32),
-      savePending: () => saver.schedule(),
-      pendingSaved: () => saver.settled(),
+      pendingWrites: new Map(),
       background: new Set(),
+      work: new Set(),
       settlementSigs: new Map(),
       finalizeDocument: stored.finalizeDocument,
       finalizeRun: undefined,
       fault: undefined,
+      faultCheck: undefined,
+      unresolved: undefined,
+      draining: false,
       inFlight: 0,
       finalizing: false,
       checkingTimeouts: false,
       timeoutRetryAt: new Map(),
     };
-    return new UserSession(ctx, saver);
+    // Stored pending txs the replay dropped (applied already, or moot) leave the store too.
+    const kept = new Set(replayed.pending.keys());
+    persistRemoved(
+      ctx,
+      stored.pendingTxs.map((p) => p.key).filter((k) => !kept.has(k)),
+    );
+    const session = new UserSession(ctx);
+    void session.recoverFromMempools();
+    return session;
+  }
+
+  /** The token the store minted for this owner at open (architecture §2.1). */
+  get fencingToken(): bigint {
+    return this.#ctx.fencingToken;
   }
 
   get escrowId(): string {
@@ -199,7 +235,7 @@ export class UserSession {
     return this.#ctx.inFlight;
   }
 
-  /** Why the session stopped (divergence, lost write-ahead, stale writer, closed), if it did. */
+  /** Why the session stopped (divergence, rejected diff, ownership lost, corrupt store, closed), if it did. */
   get fault(): SessionError | undefined {
     return this.#ctx.fault;
   }
@@ -214,7 +250,15 @@ export class UserSession {
   /** Whether infer() can take a nonce now (balance aside). */
   get canStartInference(): boolean {
     const c = this.#ctx;
-    return !c.fault && !c.finalizing && c.state.phase === 0 && c.state.latestNonce + 1n <= this.workLimit;
+    return (
+      !c.fault &&
+      !c.faultCheck &&
+      !c.unresolved &&
+      !c.draining &&
+      !c.finalizing &&
+      c.state.phase === 0 &&
+      c.state.latestNonce + 1n <= this.workLimit
+    );
   }
 
   /** Highest nonce `address` is known to hold (§7.1 host_sync_nonce). */
@@ -225,27 +269,54 @@ export class UserSession {
   /**
    * Runs one inference: persists its diff (write-ahead), sends it to host nonce mod N with catch-up
    * diffs and streams the result. Throws SessionError before anything is persisted (balance, nonce
-   * limit, store failure…); afterwards host failures are reported in the result, never thrown.
+   * limit, store failure, client gone, draining…); afterwards host failures are reported in the
+   * result, never thrown.
    */
-  async infer(input: InferenceInput, handlers: InferenceHandlers = {}): Promise<InferenceResult> {
+  infer(input: InferenceInput, handlers: InferenceHandlers = {}): Promise<InferenceResult> {
     const ctx = this.#ctx;
-    ctx.inFlight++;
-    try {
-      const committed = await ctx.composeLock.run(() => composeInference(ctx, input, this.workLimit));
-      return await runInference(ctx, committed, handlers);
-    } finally {
-      ctx.inFlight--;
-    }
+    if (ctx.draining) return Promise.reject(this.#drainingError());
+    return tracked(ctx, async () => {
+      ctx.inFlight++;
+      try {
+        const committed = await ctx.composeLock.run(() =>
+          composeInference(ctx, input, this.workLimit, handlers.signal),
+        );
+        return await runInference(ctx, committed, handlers);
+      } finally {
+        ctx.inFlight--;
+      }
+    });
   }
 
   /** Sends the pending txs in a diff of their own; undefined when there is nothing to send. */
   flush(): Promise<FlushResult | undefined> {
-    return flushDiff(this.#ctx, []);
+    if (this.#ctx.draining) return Promise.reject(this.#drainingError());
+    return tracked(this.#ctx, () => flushDiff(this.#ctx, []));
   }
 
-  /** One pass of §7.4 timeouts; call periodically (e.g. every few seconds). */
+  /** One pass of §7.4 timeouts; call periodically (e.g. every few seconds). Nothing while draining. */
   checkTimeouts(): Promise<TimeoutOutcome[]> {
-    return checkTimeouts(this.#ctx);
+    return tracked(this.#ctx, () => checkTimeouts(this.#ctx));
+  }
+
+  /**
+   * Takeover (architecture §2.5): asks the executor of every inference still Pending or Started for its
+   * mempool and queues the Confirm/Finish found, so what the previous owner had received but not yet
+   * put in a diff is billed at its real cost. Run by open in the background; returns how many txs it
+   * queued.
+   */
+  recoverFromMempools(): Promise<number> {
+    const ctx = this.#ctx;
+    return tracked(ctx, async () => {
+      const executors = new Set<string>();
+      for (const r of ctx.state.inferences.values()) {
+        if (r.status === InferenceStatus.Pending || r.status === InferenceStatus.Started) {
+          executors.add(ctx.state.group.slots[r.executorSlot]!);
+        }
+      }
+      const counts = await Promise.all([...executors].map((address) => readMempool(ctx, address)));
+      return counts.reduce((a, b) => a + b, 0);
+    });
   }
 
   /** Sends `address` every diff it lacks, in chunks (§7.3); true when it holds `upTo` (default: latest). */
@@ -255,13 +326,37 @@ export class UserSession {
 
   /** Finalize rounds, signature quorum and the finalize document (§8); idempotent. */
   finalize(options: FinalizeOptions = {}): Promise<FinalizeResult> {
-    return finalizeSession(this.#ctx, options);
+    if (this.#ctx.draining) return Promise.reject(this.#drainingError());
+    return tracked(this.#ctx, () => finalizeSession(this.#ctx, options));
   }
 
-  /** Stops new work and waits for queued store writes. */
+  /**
+   * Hand-off (architecture §2.6): refuses new work (`draining`), then waits for every request in
+   * flight with its receipt/meta tail, the mempool reads of open and every store write they started.
+   * Idempotent. The session stays readable; the caller then releases its lease.
+   */
+  drain(): Promise<void> {
+    const ctx = this.#ctx;
+    ctx.draining = true;
+    this.#drained ??= (async () => {
+      for (;;) {
+        if (ctx.work.size > 0) await Promise.all(ctx.work);
+        else if (ctx.pendingWrites.size > 0) await pendingWritten(ctx);
+        else if (ctx.background.size > 0) await Promise.all(ctx.background);
+        else if (ctx.faultCheck) await ctx.faultCheck;
+        else return;
+      }
+    })();
+    return this.#drained;
+  }
+
+  /** drain(), then the session stops for good (`closed`). */
   async close(): Promise<void> {
+    await this.drain();
     if (!this.#ctx.fault) this.#ctx.fault = new SessionError(SessionErrorCode.Closed);
-    await this.#saver.settled();
-    await Promise.all(this.#ctx.background);
+  }
+
+  #drainingError(): SessionError {
+    return this.#ctx.fault ?? new SessionError(SessionErrorCode.Draining, 'the session is draining');
   }
 }

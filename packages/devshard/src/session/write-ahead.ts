@@ -1,8 +1,7 @@
 // Composing the next diff and persisting it before anything is sent (devshard-protocol.md §7.1 steps
 // 1–4, architecture §2.3). Runs under the session's compose lock, so nonces are taken one at a time.
-// State is immutable: if signing or the store write fails, nothing in memory has changed and nothing
-// was sent. A failed or refused write-ahead leaves the store's view unknown to us, so the session
-// stops composing until it is reopened from the store.
+// State is immutable: the composed state is adopted only once the store holds the diff, so a refused
+// write changes nothing and nothing was sent; a write of unknown outcome is settled by append.ts.
 import { DevshardError, DevshardErrorCode } from '../errors.js';
 import { SessionPhase } from '../hash/state-root.js';
 import type { PayloadWire } from '../json/wire.js';
@@ -13,11 +12,14 @@ import { type ComposeResult, composeDiff, type DroppedTx } from '../state/compos
 import { txEnv } from '../state/context.js';
 import { checkNonceLimit } from '../state/diff-checks.js';
 import { InferenceStatus, type SessionState } from '../state/types.js';
-import { type SessionContext, targetAddress } from './context.js';
+import { resolveUnresolved, type Unresolved, writeAhead } from './append.js';
+import { inBackground, type SessionContext, targetAddress } from './context.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
+import { assertUsableAsync, fencedWrite } from './ownership.js';
 import type { PendingEntry } from './pending-queue.js';
-import { isSessionStoreError, SessionStoreErrorCode, type StoredDiff } from './store.js';
+import { pendingWritten, persistRemoved } from './pending-writes.js';
+import type { StoredDiff } from './store.js';
 
 export interface Committed {
   readonly stored: StoredDiff;
@@ -37,10 +39,6 @@ const RESERVE_FORBIDDEN: ReadonlySet<string> = new Set([
 /** First nonce of the finalize reserve: max_nonce − (N + 1) is the last nonce allowed new work. */
 export function reserveStart(ctx: SessionContext): bigint {
   return ctx.settings.maxNonce - BigInt(ctx.state.group.slots.length + 1);
-}
-
-export function assertUsable(ctx: SessionContext): void {
-  if (ctx.fault) throw ctx.fault;
 }
 
 function includeRoot(ctx: SessionContext): boolean {
@@ -99,7 +97,9 @@ export async function composeAndPersist(
   extra: readonly EncodedTx[],
   options: ComposeOptions = {},
 ): Promise<Committed | undefined> {
-  assertUsable(ctx);
+  await assertUsableAsync(ctx);
+  // A diff whose write-ahead has an unknown outcome owns its nonce until the store says otherwise.
+  if (ctx.unresolved) await resolveUnresolved(ctx);
   const state = ctx.state;
   const nonce = state.latestNonce + 1n;
   const inReserve = state.phase === SessionPhase.Active && nonce > reserveStart(ctx);
@@ -138,7 +138,10 @@ export async function composeAndPersist(
 
   if (options.requireTxs && composed.diff.txs.length === 0) {
     ctx.pending.remove(done);
-    if (done.length > 0) void ctx.savePending();
+    persistRemoved(
+      ctx,
+      done.map((e) => e.key),
+    );
     return undefined;
   }
 
@@ -149,34 +152,47 @@ export async function composeAndPersist(
     warmKeysBound: composed.effects.warmKeysBound,
     ...(options.payload ? { payload: options.payload } : {}),
   };
-  try {
-    await ctx.store.appendDiff(ctx.escrowId, stored, ctx.fencingToken);
-  } catch (error) {
-    const stale = isSessionStoreError(error) && error.code === SessionStoreErrorCode.StaleToken;
-    ctx.fault = new SessionError(
-      stale ? SessionErrorCode.StaleWriter : SessionErrorCode.ReloadRequired,
-      `write-ahead of nonce ${nonce} failed: ${(error as Error).message}`,
-      error,
-    );
-    throw ctx.fault;
-  }
-
-  // Committed: from here on the diff exists and must eventually reach every host.
-  ctx.state = composed.state;
-  ctx.log.append(stored);
-  ctx.pending.remove(done);
-  if (ctx.stamps.firstStampNonce === undefined && composed.diff.txs.some((t) => isStamped(state, t.tx))) {
-    ctx.stamps.firstStampNonce = nonce;
-  }
-  ctx.log.prunePayloads((id) => ctx.state.inferences.get(id)?.status === InferenceStatus.Pending);
-  void ctx.savePending();
-  const target = targetAddress(ctx, nonce);
-  ctx.emit({
-    type: 'diff',
-    nonce,
-    target,
-    txs: composed.diff.txs.map((t) => t.tx.kind).filter((k): k is TxKind => k !== 'none'),
-    dropped: composed.dropped.map((d) => ({ kind: d.tx.tx.kind, code: d.error.code })),
-  });
-  return { stored, target, dropped: composed.dropped };
+  const consumed = done.map((e) => e.key);
+  // A consumed key's own add must land first, or it could come back after the diff deleted it.
+  await pendingWritten(ctx, consumed);
+  const leftPending = [...state.inferences.values()]
+    .filter(
+      (r) =>
+        r.status === InferenceStatus.Pending &&
+        composed.state.inferences.get(r.id)?.status !== InferenceStatus.Pending,
+    )
+    .map((r) => r.id);
+  const write: Unresolved = {
+    stored,
+    consumed,
+    commit: () => {
+      // Committed: from here on the diff exists and must eventually reach every host.
+      ctx.state = composed.state;
+      ctx.log.append(stored);
+      ctx.pending.remove(done);
+      if (ctx.stamps.firstStampNonce === undefined && composed.diff.txs.some((t) => isStamped(state, t.tx))) {
+        ctx.stamps.firstStampNonce = nonce;
+      }
+      ctx.log.prunePayloads((id) => ctx.state.inferences.get(id)?.status === InferenceStatus.Pending);
+      if (leftPending.length > 0) {
+        // §7.4 needs a payload only while its inference is Pending.
+        inBackground(ctx, 'prunePayloads', () =>
+          fencedWrite(ctx, 'prunePayloads', (token) =>
+            ctx.store.prunePayloads(ctx.escrowId, leftPending, token),
+          ),
+        );
+      }
+      const target = targetAddress(ctx, nonce);
+      ctx.emit({
+        type: 'diff',
+        nonce,
+        target,
+        txs: composed.diff.txs.map((t) => t.tx.kind).filter((k): k is TxKind => k !== 'none'),
+        dropped: composed.dropped.map((d) => ({ kind: d.tx.tx.kind, code: d.error.code })),
+      });
+      return { stored, target, dropped: composed.dropped };
+    },
+  };
+  await writeAhead(ctx, write);
+  return write.commit();
 }

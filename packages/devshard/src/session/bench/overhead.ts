@@ -50,7 +50,6 @@ const reopened = await UserSession.open({
   signer: t.user,
   transport: t.net,
   resolveHost: t.net.resolveHost,
-  fencingToken: 2n,
   clock: t.clock,
 });
 const replayMs = performance.now() - r0;

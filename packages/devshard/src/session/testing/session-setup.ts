@@ -61,7 +61,6 @@ export function setup(options: SetupOptions = {}) {
       signer: user,
       transport: net,
       resolveHost: net.resolveHost,
-      fencingToken: 1n,
       clock,
       onEvent: (e) => events.push(e),
       ...(options.maxNonce ? { maxNonce: options.maxNonce } : {}),

@@ -1,0 +1,151 @@
+// The write-ahead append itself (architecture §2.3) and what happens when it does not simply succeed.
+// A definite refusal (a SessionStoreError) wrote nothing: the request fails and the session goes on.
+// A failure of unknown outcome (connection lost around COMMIT) is settled by repeating the identical
+// append, a no-op if the first one landed, a few times; never by signing another diff for that nonce.
+// If it stays unknown, the diff is kept as `unresolved` and appended again before anything else is
+// composed, so the session recovers without a reopen. A nonce already taken means either a newer
+// owner (ownership lost) or a view behind the store, which is caught up from the store's diffs.
+import { applyDiff } from '../state/apply-diff.js';
+import { txEnv, warmKeyLookupFromBindings } from '../state/context.js';
+import { InferenceStatus } from '../state/types.js';
+import type { SessionContext } from './context.js';
+import { isSessionError, SessionError, SessionErrorCode } from './errors.js';
+import { checkHostTx } from './host-tx-check.js';
+import { faultSession, fencedWrite, ownershipLost, stillOwner } from './ownership.js';
+import { persistRemoved } from './pending-writes.js';
+import { isSessionStoreError, SessionStoreErrorCode, type StoredDiff } from './store.js';
+import type { Committed } from './write-ahead.js';
+
+/** A signed diff on its way to the store, with what adopting it in memory takes. */
+export interface Unresolved {
+  readonly stored: StoredDiff;
+  /** Pending-tx keys the diff consumes (deleted in the append's transaction). */
+  readonly consumed: readonly string[];
+  /** Adopts the diff in memory once the store holds it. */
+  readonly commit: () => Committed;
+}
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Appends `write.stored` with bounded retries of the identical diff. Resolves once the store holds it;
+ * otherwise throws a SessionError (`write_failed`, or the session's fault) and, when the outcome is
+ * still unknown, leaves the diff in `ctx.unresolved`.
+ */
+export async function writeAhead(ctx: SessionContext, write: Unresolved): Promise<void> {
+  const { nonce } = write.stored;
+  let unknown: unknown;
+  for (let attempt = 0; attempt < ctx.settings.appendAttempts; attempt++) {
+    if (attempt > 0) await ctx.clock.sleep(ctx.settings.appendRetryMs * 2 ** (attempt - 1));
+    try {
+      await fencedWrite(ctx, `appendDiff ${nonce}`, (token) =>
+        ctx.store.appendDiff(ctx.escrowId, write.stored, token, write.consumed),
+      );
+      ctx.unresolved = undefined;
+      return;
+    } catch (error) {
+      if (isSessionError(error)) {
+        ctx.unresolved = undefined;
+        throw error; // ownership lost: the session has faulted
+      }
+      if (isSessionStoreError(error) && error.code === SessionStoreErrorCode.NonceConflict) {
+        // An identical diff would have been a no-op: another diff holds this nonce.
+        ctx.unresolved = undefined;
+        throw await nonceTaken(ctx, nonce, error);
+      }
+      if (isSessionStoreError(error) && unknown === undefined) {
+        ctx.unresolved = undefined;
+        throw new SessionError(
+          SessionErrorCode.WriteFailed,
+          `write-ahead of nonce ${nonce} refused: ${error.message}`,
+          error,
+        );
+      }
+      unknown = error;
+      ctx.emit({ type: 'store_error', operation: 'appendDiff', error: error as Error });
+    }
+  }
+  ctx.unresolved = write;
+  throw new SessionError(
+    SessionErrorCode.WriteFailed,
+    `write-ahead of nonce ${nonce}: outcome unknown after ${ctx.settings.appendAttempts} tries ` +
+      `(${message(unknown)}); the same diff is appended again before the next one`,
+    unknown,
+  );
+}
+
+/** Settles the diff of an earlier unknown write-ahead before anything else is composed. */
+export async function resolveUnresolved(ctx: SessionContext): Promise<void> {
+  const write = ctx.unresolved;
+  if (!write) return;
+  await writeAhead(ctx, write);
+  write.commit();
+}
+
+/**
+ * The store holds another diff at `nonce`. A newer owner: ownership lost. Still the owner: our view
+ * is behind the store, so the stored diffs after our latest are verified and adopted; this request
+ * fails and the next one composes after the store's head.
+ */
+async function nonceTaken(ctx: SessionContext, nonce: bigint, cause: unknown): Promise<SessionError> {
+  if ((await stillOwner(ctx)) === false) {
+    return ownershipLost(ctx, `nonce ${nonce} was taken by another writer`, cause);
+  }
+  try {
+    const adopted = await adoptStoredHead(ctx);
+    return new SessionError(
+      SessionErrorCode.WriteFailed,
+      `nonce ${nonce} was already stored; ${adopted} stored diff(s) adopted, next nonce ${ctx.state.latestNonce + 1n}`,
+      cause,
+    );
+  } catch (error) {
+    return faultSession(
+      ctx,
+      new SessionError(
+        SessionErrorCode.CorruptStore,
+        `nonce ${nonce} is taken and the store's diffs after ${ctx.state.latestNonce} do not apply: ${message(error)}`,
+        error,
+      ),
+    );
+  }
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+/** Applies the store's diffs after our latest with the strict rules, checking each stored root. */
+async function adoptStoredHead(ctx: SessionContext): Promise<number> {
+  let adopted = 0;
+  for (;;) {
+    const from = ctx.state.latestNonce + 1n;
+    const diffs = await ctx.store.readDiffs(ctx.escrowId, from, from + ctx.settings.catchUpChunk - 1n);
+    if (diffs.length === 0) break;
+    for (const d of diffs) {
+      const isWarmKey = warmKeyLookupFromBindings(d.warmKeysBound, ctx.applyCtx.isWarmKey);
+      const next = applyDiff(ctx.state, d.diff, { ...ctx.applyCtx, isWarmKey, replay: true }).state;
+      if (!sameBytes(next.root, d.root)) throw new Error(`diff ${d.nonce}: root differs from the stored one`);
+      ctx.state = next;
+      ctx.log.append(d);
+      adopted++;
+    }
+  }
+  if (adopted === 0) throw new Error('no stored diff after our latest nonce');
+  // Queued txs the adopted diffs applied (or made moot) can never apply now.
+  const env = txEnv(ctx.state.latestNonce + 1n, ctx.applyCtx);
+  const live = (id: bigint) => {
+    const status = ctx.state.inferences.get(id)?.status;
+    return status === InferenceStatus.Pending || status === InferenceStatus.Started;
+  };
+  const moot = ctx.pending
+    .snapshot()
+    .filter((e) =>
+      e.tx.tx.kind === 'timeoutInference'
+        ? !live(e.tx.tx.msg.inferenceId)
+        : checkHostTx(ctx.state, e.tx.tx, env) !== undefined,
+    );
+  ctx.pending.remove(moot);
+  persistRemoved(
+    ctx,
+    moot.map((e) => e.key),
+  );
+  return adopted;
+}
