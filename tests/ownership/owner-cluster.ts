@@ -17,6 +17,7 @@ import {
 } from '@gonka-gateway/escrow-runtime/testing';
 import { closeRedis, openRedis, redisKeys } from '@gonka-gateway/shared';
 import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';
+import postgres from 'postgres';
 import { Gateway, type TestEscrow } from '../devshard-devnet/harness.js';
 
 export const LEASE_TTL_MS = 1_500;
@@ -50,6 +51,7 @@ export class OwnerCluster {
     readonly db: TestDatabase,
     readonly redisServer: PrivateRedis,
     readonly redis: ReturnType<typeof openRedis>,
+    readonly storeSql: postgres.Sql,
     readonly store: SessionStore,
     readonly escrows: TestEscrow[],
   ) {
@@ -64,7 +66,9 @@ export class OwnerCluster {
       startPrivateRedis(),
     ]);
     const redis = openRedis(redisServer.url);
-    const store = new PostgresSessionStore(db.sql);
+    // A plain postgres.js pool: drizzle's wrapper (db.sql) replaces the json serializers the store uses.
+    const storeSql = postgres(db.url, { max: 8, onnotice: () => {} });
+    const store = new PostgresSessionStore(storeSql);
     const escrows: TestEscrow[] = [];
     for (let i = 0; i < count; i++) {
       const escrow = await gateway.escrow(() => true, 'any group');
@@ -81,7 +85,7 @@ export class OwnerCluster {
       ]);
       escrows.push(escrow);
     }
-    return new OwnerCluster(gateway, db, redisServer, redis, store, escrows);
+    return new OwnerCluster(gateway, db, redisServer, redis, storeSql, store, escrows);
   }
 
   /** Starts an owner node process and waits until it serves. */
@@ -176,6 +180,7 @@ export class OwnerCluster {
     }
     this.owners.clear();
     await closeRedis(this.redis);
+    await this.storeSql.end({ timeout: 5 });
     await Promise.allSettled([this.db.drop(), this.redisServer.stop(), this.gateway.close()]);
   }
 }

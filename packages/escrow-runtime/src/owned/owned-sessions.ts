@@ -312,7 +312,7 @@ export class OwnedSessions implements ClaimTarget {
 
   #faulted(e: Entry, error: SessionError): void {
     const id = e.escrow.escrowId;
-    if (error.code === SessionErrorCode.OwnershipLost || error.code === SessionErrorCode.StaleWriter) {
+    if (error.code === SessionErrorCode.OwnershipLost) {
       this.#leaseLost(id, 'taken');
       return;
     }
