@@ -45,7 +45,11 @@ const FOREIGN_KEY_VIOLATION = '23503';
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) => toBuffer(a).equals(toBuffer(b));
 
-/** Diff columns joined with the payload still stored for it (payload columns are null once pruned). */
+/**
+ * Diff columns joined with the payload still stored for it (payload columns are null once pruned).
+ * Every ORDER BY names the table column (`d.nonce`): the `nonce::text as nonce` output alias would
+ * otherwise win and sort 10 before 9.
+ */
 const DIFF_COLUMNS = `d.nonce::text as nonce, d.txs, d.user_sig, d.post_state_root, d.root, d.warm_key_bindings,
   p.prompt, p.model, p.input_length::text as input_length, p.max_tokens::text as max_tokens,
   p.started_at::text as started_at`;
@@ -301,7 +305,7 @@ export class PostgresSessionStore implements SessionStore {
   async #session(tx: Tx, escrowId: string, head: HeadRow): Promise<StoredSession> {
     const [snapshot] = await tx<{ nonce: string; root: Buffer; state: Buffer }[]>`
       select nonce::text as nonce, root, state from session_snapshots
-      where escrow_id = ${escrowId}::numeric order by nonce desc limit 1`;
+      where escrow_id = ${escrowId}::numeric order by session_snapshots.nonce desc limit 1`;
     const after = snapshot?.nonce ?? '0';
     const [diffs, pending, hosts, payloads] = await Promise.all([
       tx.unsafe<DiffWithPayloadRow[]>(
@@ -318,7 +322,7 @@ export class PostgresSessionStore implements SessionStore {
       tx<PayloadRow[]>`
         select inference_id::text as inference_id, prompt, model, input_length::text as input_length,
           max_tokens::text as max_tokens, started_at::text as started_at
-        from session_payloads where escrow_id = ${escrowId}::numeric order by inference_id`,
+        from session_payloads where escrow_id = ${escrowId}::numeric order by session_payloads.inference_id`,
     ]);
     return {
       record: recordFromJson(head.record),
