@@ -101,41 +101,96 @@ export class PostgresSessionStore implements SessionStore {
     consumed: readonly string[] = [],
   ): Promise<void> {
     try {
-      await this.#sql.begin(async (tx) => {
-        const last = await this.#fenced(tx, escrowId, fencingToken);
-        if (diff.nonce !== last + 1n) {
-          if (diff.nonce >= 1n && diff.nonce <= last && (await this.#storedEquals(tx, escrowId, diff)))
-            return;
-          throw new SessionStoreError(
-            SessionStoreErrorCode.NonceConflict,
-            `expected ${last + 1n}, got ${diff.nonce}`,
-          );
-        }
-        const nonce = diff.nonce.toString();
-        const writes: Promise<unknown>[] = [
-          tx`insert into session_diffs
-               (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
-             values (${escrowId}::numeric, ${nonce}::numeric, ${toBuffer(txsBlob(diff))},
-               ${toBuffer(diff.diff.userSig)}, ${toBuffer(diff.diff.postStateRoot)}, ${toBuffer(diff.root)},
-               ${tx.json(diff.warmKeysBound.map((b) => ({ ...b })) as never)}, ${fencingToken.toString()}::bigint)`,
-          tx`update session_heads set last_nonce = ${nonce}::numeric, updated_at = now()
-             where escrow_id = ${escrowId}::numeric`,
-        ];
-        if (diff.payload) writes.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload));
-        if (consumed.length > 0) {
-          writes.push(tx`delete from session_pending_txs
-            where escrow_id = ${escrowId}::numeric and dedup_key = any(${[...consumed]}::text[])`);
-        }
-        // Pipelined on the transaction's connection: one round trip for the whole write.
-        await Promise.all(writes);
-      });
+      if (await this.#appendIfNext(escrowId, diff, fencingToken, consumed)) return;
+      await this.#appendLocked(escrowId, diff, fencingToken, consumed);
     } catch (error) {
-      // The head row lock orders appenders, so a duplicate key here means a second writer slipped
-      // past it (it cannot today); report it as the conflict it is rather than a driver error.
+      // The head row orders appenders, so a duplicate key here means a second writer slipped past
+      // it (it cannot today); report it as the conflict it is rather than a driver error.
       if (sqlState(error) === UNIQUE_VIOLATION)
         throw new SessionStoreError(SessionStoreErrorCode.NonceConflict, `nonce ${diff.nonce} taken`);
       throw error;
     }
+  }
+
+  /**
+   * The common case in one statement (one round trip, committed on its own): the head moves from
+   * nonce − 1 to nonce only when the token is current, and the diff, its payload and the consumed
+   * pending txs are written only when it did. A concurrent acquire or appender holds the head row;
+   * Postgres re-checks the condition on the row it then finds, so at most one such write wins.
+   * False when the condition did not hold: the caller then decides under the row lock.
+   */
+  async #appendIfNext(
+    escrowId: string,
+    diff: StoredDiff,
+    token: bigint,
+    consumed: readonly string[],
+  ): Promise<boolean> {
+    const sql = this.#sql;
+    const p = diff.payload;
+    const [row] = await sql<{ applied: number }[]>`
+      with head as (
+        update session_heads set last_nonce = ${diff.nonce.toString()}::numeric, updated_at = now()
+        where escrow_id = ${escrowId}::numeric and fencing_token = ${token.toString()}::bigint
+          and last_nonce = ${(diff.nonce - 1n).toString()}::numeric
+        returning escrow_id
+      ), diff as (
+        insert into session_diffs
+          (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
+        select escrow_id, ${diff.nonce.toString()}::numeric, ${toBuffer(txsBlob(diff))}::bytea,
+          ${toBuffer(diff.diff.userSig)}::bytea, ${toBuffer(diff.diff.postStateRoot)}::bytea,
+          ${toBuffer(diff.root)}::bytea, ${sql.json(diff.warmKeysBound.map((b) => ({ ...b })) as never)}::jsonb,
+          ${token.toString()}::bigint
+        from head
+      ), payload as (
+        insert into session_payloads (escrow_id, inference_id, prompt, model, input_length, max_tokens, started_at)
+        select escrow_id, ${diff.nonce.toString()}::numeric, ${p ? toBuffer(p.prompt) : null}::bytea,
+          ${p?.model ?? null}::text, ${p?.inputLength.toString() ?? null}::numeric,
+          ${p?.maxTokens.toString() ?? null}::numeric, ${p?.startedAt.toString() ?? null}::numeric
+        from head where ${p !== undefined}::boolean
+      ), consumed as (
+        delete from session_pending_txs
+        where escrow_id = (select escrow_id from head) and dedup_key = any(${[...consumed]}::text[])
+      )
+      select count(*)::int as applied from head`;
+    return row?.applied === 1;
+  }
+
+  /** Every other case, decided under the head row lock: stale, missing, identical retry, conflict. */
+  async #appendLocked(
+    escrowId: string,
+    diff: StoredDiff,
+    fencingToken: bigint,
+    consumed: readonly string[],
+  ): Promise<void> {
+    await this.#sql.begin(async (tx) => {
+      const last = await this.#fenced(tx, escrowId, fencingToken);
+      if (diff.nonce !== last + 1n) {
+        if (diff.nonce >= 1n && diff.nonce <= last && (await this.#storedEquals(tx, escrowId, diff))) return;
+        throw new SessionStoreError(
+          SessionStoreErrorCode.NonceConflict,
+          `expected ${last + 1n}, got ${diff.nonce}`,
+        );
+      }
+      // The head moved to nonce − 1 after the one-statement attempt looked (a write of ours that was
+      // still in flight): write it here, under the lock.
+      const nonce = diff.nonce.toString();
+      const writes: Promise<unknown>[] = [
+        tx`insert into session_diffs
+             (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
+           values (${escrowId}::numeric, ${nonce}::numeric, ${toBuffer(txsBlob(diff))},
+             ${toBuffer(diff.diff.userSig)}, ${toBuffer(diff.diff.postStateRoot)}, ${toBuffer(diff.root)},
+             ${tx.json(diff.warmKeysBound.map((b) => ({ ...b })) as never)}, ${fencingToken.toString()}::bigint)`,
+        tx`update session_heads set last_nonce = ${nonce}::numeric, updated_at = now()
+           where escrow_id = ${escrowId}::numeric`,
+      ];
+      if (diff.payload) writes.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload));
+      if (consumed.length > 0) {
+        writes.push(tx`delete from session_pending_txs
+          where escrow_id = ${escrowId}::numeric and dedup_key = any(${[...consumed]}::text[])`);
+      }
+      // Pipelined on the transaction's connection: one round trip for the whole write.
+      await Promise.all(writes);
+    });
   }
 
   async readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]> {
