@@ -4,6 +4,8 @@
 // 1,000- and a 20,000-diff session, with every diff after nonce 0 and with a snapshot 500 nonces
 // back (issue 8: reopening a 20,000-nonce session under 2 s). Nothing is asserted.
 // Environment: BENCH_SECONDS (default 5), BENCH_STORE_WRITERS (64), BENCH_STORE_POOL (20 connections).
+// A single writer runs first, as the baseline the 64 are compared with.
+import { cpus, loadavg } from 'node:os';
 import { newMsg, type SessionRecord, type StoredDiff, txOf } from '@gonka-gateway/devshard';
 import { createTestDatabase } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
@@ -86,31 +88,40 @@ const database = await createTestDatabase();
 const sql = postgres(database.url, { max: poolSize, onnotice: () => {} });
 const store = new PostgresSessionStore(sql);
 try {
-  out(`session store (Postgres) — ${writers} writers on separate escrows, pool ${poolSize}, ${seconds} s`);
-  const ids = Array.from({ length: writers }, (_, i) => String(1_000_000 + i));
-  const tokens = await Promise.all(
-    ids.map(async (id) => {
-      await store.create(record(id));
-      return (await store.acquire(id)).fencingToken;
-    }),
-  );
-  const latencies: number[] = [];
-  const until = performance.now() + seconds * 1_000;
-  await Promise.all(
-    ids.map(async (id, i) => {
-      for (let nonce = 1n; performance.now() < until; nonce++) {
-        const diff = requestDiff(nonce);
-        const t0 = performance.now();
-        await store.appendDiff(id, diff, tokens[i]!);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  latencies.sort((a, b) => a - b);
   out(
-    `  appendDiff: ${latencies.length} appends, ${Math.round(latencies.length / seconds)}/s; ` +
-      `p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}, max ${ms(latencies.at(-1)!)}`,
+    `session store (Postgres) — pool ${poolSize}, ${seconds} s per run, ` +
+      `load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} on ${cpus().length} cores`,
   );
+  let next = 1_000_000;
+  for (const n of [1, writers]) {
+    const ids = Array.from({ length: n }, () => String(next++));
+    const tokens = await Promise.all(
+      ids.map(async (id) => {
+        await store.create(record(id));
+        return (await store.acquire(id)).fencingToken;
+      }),
+    );
+    const latencies: number[] = [];
+    const until = performance.now() + seconds * 1_000;
+    await Promise.all(
+      ids.map(async (id, i) => {
+        for (let nonce = 1n; performance.now() < until; nonce++) {
+          const diff = requestDiff(nonce);
+          const t0 = performance.now();
+          await store.appendDiff(id, diff, tokens[i]!);
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    out(
+      `  appendDiff, ${n === 1 ? '1 writer' : `${n} writers on separate escrows`}: ${latencies.length} appends, ` +
+        `${Math.round(latencies.length / seconds)}/s; p50 ${ms(quantile(latencies, 0.5))}, ` +
+        `p99 ${ms(quantile(latencies, 0.99))}, max ${ms(latencies.at(-1)!)}`,
+    );
+  }
 
   for (const size of [1_000, 20_000]) {
     const id = String(2_000_000 + size);
