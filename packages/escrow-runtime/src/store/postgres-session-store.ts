@@ -1,9 +1,11 @@
 // SessionStore on Postgres (architecture §2, §4): the system of record for every signed diff. Each
-// escrow's session_heads row carries the fencing token and the last nonce; every content write
-// locks that row (`for no key update`), checks the writer's token is exactly the current one, and
-// commits with it, so an acquire (which bumps the token under the same lock) fences every older
-// writer at once and no two writers can both store a diff for one nonce. Raw SQL through postgres.js:
-// these conditional writes read best as the statements Postgres runs.
+// escrow's session_heads row carries the fencing token (minted here by acquire, §2.1) and the last
+// nonce, and every content write is conditional on it: appendDiff moves the head from nonce − 1 to
+// nonce in one statement only while the writer's token is current; the other writes lock the row
+// (`for no key update`) and check the token first. acquire bumps the token under that same row lock,
+// so it fences every older writer at once, and no two writers can both store a diff for one nonce
+// (§2.3). Raw SQL through postgres.js: these conditional writes read best as the statements Postgres
+// runs.
 import type { DevshardSlotSignature } from '@gonka-gateway/chain';
 import {
   type PayloadWire,
