@@ -51,6 +51,8 @@ export interface HostBehaviour {
   voteKey?: PrivateKey;
   /** Extra txs this host puts into its meta mempool (injection attempts). */
   extraMempool?: () => EncodedTx[];
+  /** Refuses every new diff with 500 apply_failed (config drift, or a diff no host can apply). */
+  rejectDiffs?: boolean;
   /** Holds each stream event of these kinds until the promise returned resolves (a slow path). */
   hold?: (event: ChatEvent['type'], nonce: bigint) => Promise<void> | undefined;
   /** As executor: the stream stays open after the chunks, never sending meta or [DONE] (until cancelled). */
@@ -211,6 +213,7 @@ export class InProcessNetwork implements HostTransport {
       this.signedByNonce.set(diff.nonce, sig);
       if (diff.nonce <= host.state.latestNonce) continue; // already applied: hosts skip, not reject
       try {
+        if (host.behaviour.rejectDiffs) throw new Error('rejected by this host');
         checkNonceLimit(
           host.state,
           diff.nonce,
