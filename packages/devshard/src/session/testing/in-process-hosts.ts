@@ -151,6 +151,8 @@ export class InProcessNetwork implements HostTransport {
   /** nonce → hex user signature of every diff any host received (to prove no nonce is signed twice). */
   readonly signedByNonce = new Map<bigint, string>();
   readonly conflicts: bigint[] = [];
+  /** Every diff any host was sent (chat, catch-up, verify-timeout, challenge), applied or skipped. */
+  readonly received: SignedDiff[] = [];
   /** Hook run at the start of every chat call (write-ahead assertions). */
   onChat?: (host: string, request: InferenceRequestWire) => void | Promise<void>;
   readonly #clock: Clock;
@@ -207,6 +209,7 @@ export class InProcessNetwork implements HostTransport {
   #apply(host: InProcessHost, wires: readonly DiffWire[]): void {
     for (const w of wires) {
       const diff = diffFromWire(w, { strict: true });
+      this.received.push(diff);
       const sig = Buffer.from(diff.userSig).toString('hex');
       const seen = this.signedByNonce.get(diff.nonce);
       if (seen !== undefined && seen !== sig) this.conflicts.push(diff.nonce);
