@@ -56,7 +56,7 @@ describe('write-ahead failures (architecture §2.3)', () => {
     expect(f.appends.filter((d) => d.nonce === 2n)).toHaveLength(3);
     expect(t.net.calls.length).toBe(calls); // nothing sent
     expect(s.fault).toBeUndefined();
-    expect(s.canStartInference).toBe(false);
+    expect(s.canStartInference).toBe(true); // still routable: the next request settles nonce 2 first
     // Still down: the next request retries the same diff and fails again, composing nothing new.
     await expect(s.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.WriteFailed });
     f.mode.down = false;
