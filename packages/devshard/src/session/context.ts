@@ -28,6 +28,8 @@ export interface SessionSettings {
   readonly timeoutRetrySeconds: bigint;
   /** §12 #1: when diffs carry post_state_root. */
   readonly postStateRoot: 'calibrate' | 'always' | 'never';
+  /** A snapshot is saved every this many diffs (0 = never; snapshots.ts). */
+  readonly snapshotEvery: number;
 }
 
 /** What the session reports while it works; the owner logs or counts these. */
@@ -69,6 +71,9 @@ export type SessionEvent =
       readonly acceptWeight: number;
     }
   | { readonly type: 'store_error'; readonly operation: string; readonly error: Error }
+  | { readonly type: 'snapshot_saved'; readonly nonce: bigint }
+  /** The stored snapshot did not verify; the session replayed every diff instead. */
+  | { readonly type: 'snapshot_rejected'; readonly nonce: bigint; readonly reason: string }
   | { readonly type: 'handler_error'; readonly error: Error };
 
 export type TimeoutOutcomeKind = 'applied' | 'queued' | 'insufficient_votes' | 'no_payload';

@@ -3,6 +3,7 @@
 // composer orders them (orderCandidates); a composed diff removes exactly the entries it was offered,
 // so txs queued while the store write was in flight stay for the next diff.
 
+import { sha256 } from '@gonka-gateway/chain';
 import type { DevshardTx, EncodedTx } from '../proto/devshard-tx.js';
 import { dedupKey } from '../state/candidates.js';
 import type { StoredPendingTx } from './store.js';
@@ -58,6 +59,9 @@ export class PendingQueue {
   }
 
   toStored(): StoredPendingTx[] {
-    return this.#entries.map((e) => ({ bytes: e.tx.bytes, ...(e.key !== undefined ? { key: e.key } : {}) }));
+    return this.#entries.map((e) => ({
+      bytes: e.tx.bytes,
+      key: e.key ?? `tx:${Buffer.from(sha256(e.tx.bytes)).toString('hex')}`,
+    }));
   }
 }

@@ -28,7 +28,8 @@ import {
   runInference,
 } from './inference.js';
 import { Coalescer, KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
-import { replaySession } from './replay.js';
+import { replayStored } from './replay.js';
+import { DEFAULT_SNAPSHOT_EVERY } from './snapshots.js';
 import { isSessionStoreError, type SessionStore, SessionStoreErrorCode } from './store.js';
 import { checkTimeouts, type TimeoutOutcome } from './timeouts.js';
 
@@ -43,8 +44,8 @@ export interface UserSessionOptions {
    * inference_url with devshardBaseUrl); undefined = unknown, treated as down.
    */
   readonly resolveHost: (address: string, version: string) => HostTarget | undefined;
-  /** This owner's fencing token (architecture §2.1); older writers are fenced at open. */
-  readonly fencingToken: bigint;
+  /** Ignored: the store mints the token at open (`acquire`); kept until own-session's open lands. */
+  readonly fencingToken?: bigint;
   readonly clock?: Clock;
   /** Chain param max_nonce (§7.5; chain default 20 000, mainnet 1 000 000). Default 20 000. */
   readonly maxNonce?: bigint;
@@ -65,6 +66,10 @@ export interface UserSessionOptions {
   readonly verifyConcurrencyPerHost?: number;
   /** §12 #1 (default `calibrate`). */
   readonly postStateRoot?: SessionSettings['postStateRoot'];
+  /** Save a root-verified snapshot every this many diffs (default 500; 0 = never; snapshots.ts). */
+  readonly snapshotEvery?: number;
+  /** Diffs kept in memory for catch-up; older ones are read from the store (default 1 000). */
+  readonly diffWindow?: number;
 }
 
 const DEFAULT_MAX_NONCE = 20_000n;
@@ -84,23 +89,19 @@ export class UserSession {
   static async open(options: UserSessionOptions): Promise<UserSession> {
     const escrowId = canonicalEscrowId(options.escrowId);
     const { store } = options;
-    const stored = await store.load(escrowId);
-    if (!stored) throw new SessionError(SessionErrorCode.NotFound, `escrow ${escrowId}`);
-    if (options.signer.address !== stored.record.escrow.creator) {
+    const loaded = await store.load(escrowId);
+    if (!loaded) throw new SessionError(SessionErrorCode.NotFound, `escrow ${escrowId}`);
+    if (options.signer.address !== loaded.record.escrow.creator) {
       // Hosts answer 403 to anyone but the creator (§10 item 8).
       throw new SessionError(SessionErrorCode.WrongSigner, `signer is not the creator of escrow ${escrowId}`);
     }
-    try {
-      await store.acquire(escrowId, options.fencingToken);
-    } catch (error) {
-      if (isSessionStoreError(error) && error.code === SessionStoreErrorCode.StaleToken) {
-        throw new SessionError(SessionErrorCode.StaleWriter, error.message, error);
-      }
-      throw error;
-    }
+    const stored = await store.acquire(escrowId);
     const recover = memoizeRecover(options.recover ?? defaultRecover, 8_192);
     const applyCtx = { recover, ...(options.isWarmKey ? { isWarmKey: options.isWarmKey } : {}) };
-    const replayed = replaySession(stored, recover, applyCtx);
+    const replayed = await replayStored(store, stored, recover, applyCtx, {
+      emit: (event) => options.onEvent?.(event),
+      ...(options.diffWindow !== undefined ? { diffWindow: options.diffWindow } : {}),
+    });
     const chunk = Math.min(options.catchUpChunk ?? MAX_CATCH_UP_CHUNK, MAX_CATCH_UP_CHUNK);
     if (!Number.isInteger(chunk) || chunk < 1)
       throw new RangeError('catchUpChunk must be a positive integer');
@@ -108,9 +109,17 @@ export class UserSession {
     const emit = options.onEvent ?? (() => undefined);
 
     let ctx!: SessionContext;
+    // Minimal port to the keyed pending-tx store (own-session replaces this): add new keys, remove gone ones.
+    let savedKeys = new Set(stored.pendingTxs.map((p) => p.key));
     const saver = new Coalescer(async () => {
       try {
-        await store.savePendingTxs(escrowId, ctx.pending.toStored(), ctx.fencingToken);
+        const now = ctx.pending.toStored();
+        const keys = new Set(now.map((p) => p.key));
+        const added = now.filter((p) => !savedKeys.has(p.key));
+        const gone = [...savedKeys].filter((k) => !keys.has(k));
+        if (added.length > 0) await store.addPendingTxs(escrowId, added, ctx.fencingToken);
+        if (gone.length > 0) await store.removePendingTxs(escrowId, gone, ctx.fencingToken);
+        savedKeys = keys;
       } catch (error) {
         if (isSessionStoreError(error) && error.code === SessionStoreErrorCode.StaleToken && !ctx.fault) {
           ctx.fault = new SessionError(SessionErrorCode.StaleWriter, error.message, error);
@@ -125,7 +134,7 @@ export class UserSession {
       store,
       transport: options.transport,
       clock: options.clock ?? systemClock,
-      fencingToken: options.fencingToken,
+      fencingToken: stored.fencingToken,
       applyCtx,
       resolveHost: (address) => options.resolveHost(address, version),
       settings: {
@@ -135,6 +144,7 @@ export class UserSession {
         timeoutSkewSeconds: options.timeoutSkewSeconds ?? 5n,
         timeoutRetrySeconds: options.timeoutRetrySeconds ?? 30n,
         postStateRoot: options.postStateRoot ?? 'calibrate',
+        snapshotEvery: options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
       },
       emit: (event) => {
         try {
@@ -164,6 +174,11 @@ export class UserSession {
       timeoutRetryAt: new Map(),
     };
     return new UserSession(ctx, saver);
+  }
+
+  /** The token the store minted for this owner at open. */
+  get fencingToken(): bigint {
+    return this.#ctx.fencingToken;
   }
 
   get escrowId(): string {

@@ -17,6 +17,7 @@ import { type SessionContext, targetAddress } from './context.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import type { PendingEntry } from './pending-queue.js';
+import { scheduleSnapshot } from './snapshots.js';
 import { isSessionStoreError, SessionStoreErrorCode, type StoredDiff } from './store.js';
 
 export interface Committed {
@@ -170,6 +171,7 @@ export async function composeAndPersist(
   }
   ctx.log.prunePayloads((id) => ctx.state.inferences.get(id)?.status === InferenceStatus.Pending);
   void ctx.savePending();
+  scheduleSnapshot(ctx);
   const target = targetAddress(ctx, nonce);
   ctx.emit({
     type: 'diff',
