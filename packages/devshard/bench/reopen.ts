@@ -9,18 +9,18 @@
 // state clock): 10 keeps ~570 live, 0.25 keeps every record of a 20 000-nonce session live.
 import type { PrivateKey } from '@gonka-gateway/chain';
 import { newMsg, txOf } from '../src/proto/tx-builders.js';
-import { signDiff } from '../src/signing/diff.js';
-import { signExecutorReceipt } from '../src/signing/executor-receipt.js';
-import { signFinish } from '../src/signing/proposer.js';
-import { composeDiff } from '../src/state/compose.js';
-import { sessionFromEscrow } from '../src/state/init.js';
-import type { SessionState } from '../src/state/types.js';
 import { InMemorySessionStore } from '../src/session/memory-store.js';
 import { encodeSessionSnapshot, restoreSnapshot } from '../src/session/snapshots.js';
 import type { SessionStore, StoredSession } from '../src/session/store.js';
 import { ESCROW_ID, keyN, setup } from '../src/session/testing/session-setup.js';
 import { wrapStore } from '../src/session/testing/wrap-store.js';
 import { UserSession } from '../src/session/user-session.js';
+import { signDiff } from '../src/signing/diff.js';
+import { signExecutorReceipt } from '../src/signing/executor-receipt.js';
+import { signFinish } from '../src/signing/proposer.js';
+import { composeDiff } from '../src/state/compose.js';
+import { sessionFromEscrow } from '../src/state/init.js';
+import type { SessionState } from '../src/state/types.js';
 
 const sizes = (process.argv[2] ?? '1000,20000').split(',').map(Number);
 const secondsPerNonce = Number(process.argv[3] ?? 10);
@@ -92,7 +92,8 @@ async function buildSession(size: number, snapshotAt: bigint) {
   for (let n = 1n; n <= BigInt(size); n++) {
     const txs = [...(n > 1n ? [confirm(n - 1n)] : []), ...(n > 2n ? [finish(n - 2n)] : []), start(n)];
     const composed = composeDiff(state, txs, {}, { withPostStateRoot: true });
-    if (composed.dropped.length > 0) throw new Error(`dropped at ${n}: ${composed.dropped[0]!.error.message}`);
+    if (composed.dropped.length > 0)
+      throw new Error(`dropped at ${n}: ${composed.dropped[0]!.error.message}`);
     state = composed.state;
     await store.appendDiff(
       ESCROW_ID,
