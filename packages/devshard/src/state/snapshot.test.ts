@@ -15,6 +15,7 @@ import {
   validationTx,
   voteTx,
 } from '../test-support/session-fixture.js';
+import { EMPTY_ID_LOG, idLogAppend, idLogHas } from './id-log.js';
 import { decodeStateSnapshot, encodeStateSnapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
 import { InferenceStatus, type SessionState } from './types.js';
 
@@ -100,5 +101,22 @@ describe('replica snapshots', () => {
     future[0] = SNAPSHOT_FORMAT_VERSION + 1;
     expect(() => decodeStateSnapshot(future)).toThrow(/format version/);
     expect(() => decodeStateSnapshot(bytes.subarray(0, 50))).toThrow();
+  });
+});
+
+describe('started ids in snapshots', () => {
+  it('decode to the same id log that appending builds, across chunk boundaries', () => {
+    const { states } = session();
+    const s = states.at(-1)!;
+    for (const n of [1, 1023, 1024, 1025, 2048, 2049, 5000]) {
+      let log = EMPTY_ID_LOG;
+      for (let i = 1; i <= n; i++) log = idLogAppend(log, BigInt(i * 3));
+      const decoded = decodeStateSnapshot(
+        encodeStateSnapshot({ ...s, startedIds: log, latestNonce: BigInt(n * 3) }),
+      ).startedIds;
+      expect(decoded).toEqual(log);
+      expect(idLogHas(decoded, BigInt(n * 3))).toBe(true);
+      expect(idLogHas(decoded, 2n)).toBe(false);
+    }
   });
 });
