@@ -141,4 +141,52 @@ describe('session snapshots (issue 8 item 7)', () => {
     for (const [from, to] of reads) expect(to - from).toBeLessThan(4n);
     expect(t.net.conflicts).toEqual([]);
   });
+
+  it('treats a failed snapshot write as an event only, and tries again later', async () => {
+    const t = setup();
+    await t.init();
+    let failures = 1;
+    const store = wrapStore(t.store, {
+      saveSnapshot: async (id, snap, token) => {
+        if (failures-- > 0) throw new Error('disk full');
+        return t.store.saveSnapshot(id, snap, token);
+      },
+    });
+    const s = await t.open({ store, snapshotEvery: 5 });
+    for (let i = 0; i < 12; i++) {
+      expect((await s.infer(request())).status).toBe('completed');
+      await ioTurn();
+    }
+    const failed = t.events.filter((e) => e.type === 'store_error' && e.operation === 'saveSnapshot');
+    expect(failed).toHaveLength(1);
+    expect(s.fault).toBeUndefined();
+    // The failure at 5 is retried half an interval later (retryAt = 5 + 1), then on schedule.
+    expect(t.events.flatMap((e) => (e.type === 'snapshot_saved' ? [e.nonce] : []))).toEqual([6n, 11n]);
+  });
+
+  it('keeps the payload of an inference still Pending at the snapshot, for a refused timeout', async () => {
+    const t = setup();
+    await t.init();
+    const s1 = await t.open({ snapshotEvery: 3 });
+    const refuser = t.net.hostOfSlot(2);
+    refuser.behaviour.refuse = true;
+    while (!refuser.slots.includes(Number((s1.latestNonce + 1n) % 16n))) await s1.infer(request());
+    const refused = await s1.infer(request());
+    expect(refused.status).toBe('failed');
+    for (let i = 0; i < 6; i++) {
+      await s1.infer(request());
+      await ioTurn();
+    }
+    await s1.close();
+    expect((await t.store.load(ESCROW_ID))!.snapshot!.nonce).toBeGreaterThan(refused.nonce);
+    const s2 = await t.open();
+    expect(t.events.some((e) => e.type === 'snapshot_rejected')).toBe(false);
+    t.clock.advance(65);
+    const outcomes = await s2.checkTimeouts();
+    // The refuser also refused its later slots; every refusal times out, the one before the snapshot too.
+    expect(outcomes).toContainEqual(
+      expect.objectContaining({ inferenceId: refused.nonce, outcome: 'applied' }),
+    );
+    expect(outcomes.every((o) => o.outcome === 'applied')).toBe(true);
+  });
 });
