@@ -1,4 +1,4 @@
-// Resuming a session from its store (architecture §2.2, §2.3, §2.5): start from the newest verified
+// Resuming a session from its store (architecture §2 items 3 and 5): start from the newest verified
 // snapshot (snapshots.ts; the initial state without one), re-apply every stored diff after it with the
 // strict host rules and the warm-key bindings persisted with them (§5.7, no chain lookups), check each
 // stored root, and restore the pending queue, host progress and the payloads of inferences still

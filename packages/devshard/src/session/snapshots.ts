@@ -1,4 +1,4 @@
-// Session snapshots in the store (architecture §2.5, issue 8 item 7): every `snapshotEvery` diffs the
+// Session snapshots in the store (architecture §2 item 5, issue 8 item 7): every `snapshotEvery` diffs the
 // replica after a successful append is encoded and saved in the background, and `open` starts from
 // the newest snapshot that verifies instead of replaying from nonce 1. A snapshot is trusted only
 // when its recomputed root equals the root it claims, the store's snapshot root, and the stored diff

@@ -1,4 +1,4 @@
-// Replica snapshots (architecture §2.5, issue 8 item 7): a SessionState as bytes, so reopening a long
+// Replica snapshots (architecture §2 item 5, issue 8 item 7): a SessionState as bytes, so reopening a long
 // session starts from the state at a stored nonce instead of replaying every diff from nonce 1. The
 // encoding is built from the records' public fields and rebuilt through their constructor
 // (`makeRecord`) and `withRoot`, so it does not depend on how records or the live hash are kept in
