@@ -6,7 +6,7 @@
 // ignored (a `snapshot_rejected` event) and the session replays every diff. Saving is never on a
 // request's path: a failed save is a `store_error` event and the next due append tries again.
 import { sessionFromEscrow } from '../state/init.js';
-import { decodeStateSnapshot, encodeStateSnapshot } from '../state/snapshot.js';
+import { decodeStateSnapshot, encodeStateSnapshot, encodeStateSnapshotSteps } from '../state/snapshot.js';
 import type { SessionState } from '../state/types.js';
 import { inBackground, type SessionContext } from './context.js';
 import type { SessionRecord, SessionStore, StoredSession } from './store.js';
@@ -27,7 +27,25 @@ export interface SnapshotBase {
 
 /** Envelope: u8 version ‖ u8 has-stamp ‖ u64be first stamp nonce ‖ state snapshot. */
 export function encodeSessionSnapshot(state: SessionState, firstStampNonce: bigint | undefined): Uint8Array {
-  const inner = encodeStateSnapshot(state);
+  return envelope(encodeStateSnapshot(state), firstStampNonce);
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** encodeSessionSnapshot, giving the event loop back between steps (requests keep flowing). */
+async function encodeSessionSnapshotInTurns(
+  state: SessionState,
+  firstStampNonce: bigint | undefined,
+): Promise<Uint8Array> {
+  const steps = encodeStateSnapshotSteps(state);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return envelope(next.value, firstStampNonce);
+    await nextTurn();
+  }
+}
+
+function envelope(inner: Uint8Array, firstStampNonce: bigint | undefined): Uint8Array {
   const out = new Uint8Array(ENVELOPE_BYTES + inner.length);
   out[0] = ENVELOPE_VERSION;
   out[1] = firstStampNonce === undefined ? 0 : 1;
@@ -145,14 +163,14 @@ export function scheduleSnapshot(ctx: SessionContext): void {
     try {
       for (;;) {
         // Yield first: the request that made the snapshot due continues before any encoding.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextTurn();
         const due = tracker.due;
         if (!due) return;
         tracker.due = undefined;
         const { state } = due;
         const at = state.latestNonce;
         try {
-          const bytes = encodeSessionSnapshot(state, due.firstStampNonce);
+          const bytes = await encodeSessionSnapshotInTurns(state, due.firstStampNonce);
           await ctx.store.saveSnapshot(
             ctx.escrowId,
             { nonce: at, root: state.root, state: bytes },

@@ -15,9 +15,17 @@ import {
   validationTx,
   voteTx,
 } from '../test-support/session-fixture.js';
-import { EMPTY_ID_LOG, idLogAppend, idLogHas } from './id-log.js';
-import { decodeStateSnapshot, encodeStateSnapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { InferenceStatus, type SessionState } from './types.js';
+import { EMPTY_ID_LOG, idLogAppend, idLogFrom, idLogHas } from './id-log.js';
+import { makeRecord } from './record.js';
+import { withRoot } from './root.js';
+import {
+  decodeStateSnapshot,
+  encodeStateSnapshot,
+  encodeStateSnapshotSteps,
+  SNAPSHOT_FORMAT_VERSION,
+  SNAPSHOT_RECORDS_PER_STEP,
+} from './snapshot.js';
+import { type InferenceRecord, InferenceStatus, type SessionState } from './types.js';
 
 const warm = keyN(77);
 const ctx = { isWarmKey: (_cold: string, signer: string) => signer === warm.address };
@@ -118,5 +126,54 @@ describe('started ids in snapshots', () => {
       expect(idLogHas(decoded, BigInt(n * 3))).toBe(true);
       expect(idLogHas(decoded, 2n)).toBe(false);
     }
+  });
+});
+
+describe('snapshot encoding in steps', () => {
+  it('yields every SNAPSHOT_RECORDS_PER_STEP live records and gives the same bytes', () => {
+    const base = makeFixture({ tag: 'v5' }).state;
+    const inferences = new Map<bigint, InferenceRecord>();
+    for (let i = 1; i <= 2_500; i++) {
+      const id = BigInt(i);
+      const r = makeRecord({
+        id,
+        status: InferenceStatus.Finished,
+        executorSlot: i % 5,
+        model: 'llama',
+        promptHash: new Uint8Array(32).fill(1),
+        responseHash: new Uint8Array(32).fill(2),
+        inputLength: 100n,
+        maxTokens: 100n,
+        inputTokens: 100n,
+        outputTokens: 60n,
+        reservedCost: 200n,
+        actualCost: 160n,
+        startedAt: 1_000n + id,
+        confirmedAt: 1_001n + id,
+        votesValid: 0,
+        votesInvalid: 0,
+        validatedBy: 0n,
+        startedAtHeight: 0n,
+        confirmedAtHeight: 0n,
+      });
+      inferences.set(id, r);
+    }
+    const { root: _r, liveHash: _l, ...working } = base;
+    const s = withRoot({
+      ...working,
+      inferences,
+      startedIds: idLogFrom(inferences.keys()),
+      latestNonce: 2_500n,
+    });
+    const steps = encodeStateSnapshotSteps(s);
+    let yields = 0;
+    let next = steps.next();
+    while (!next.done) {
+      yields++;
+      next = steps.next();
+    }
+    expect(yields).toBe(Math.floor(2_500 / SNAPSHOT_RECORDS_PER_STEP));
+    expect(next.value).toEqual(encodeStateSnapshot(s));
+    expect(decodeStateSnapshot(next.value)).toEqual(s);
   });
 });
