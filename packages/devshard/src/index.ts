@@ -130,6 +130,7 @@ export {
 // User-side session (§7): storage contract, the session, its events and errors.
 export { type Clock, systemClock } from './session/clock.js';
 export type { SessionEvent, TimeoutOutcomeKind } from './session/context.js';
+export { DEFAULT_DIFF_WINDOW } from './session/diff-log.js';
 export { isSessionError, SessionError, SessionErrorCode } from './session/errors.js';
 export type { FlushResult } from './session/flush.js';
 export type { RejectReason } from './session/host-tx-check.js';
@@ -137,6 +138,7 @@ export type { InferenceHandlers, InferenceInput, InferenceResult } from './sessi
 export { InMemorySessionStore } from './session/memory-store.js';
 export { pendingKey } from './session/pending-queue.js';
 export { runtimeVersionFor, sessionRecordFromChain } from './session/session-record.js';
+export { DEFAULT_SNAPSHOT_EVERY } from './session/snapshots.js';
 export {
   isSessionStoreError,
   type SessionRecord,
@@ -245,6 +247,7 @@ export { PROFILE_V4, PROFILE_V5, type ProtocolProfile, profileForTag } from './s
 export { makeRecord } from './state/record.js';
 export { liveHashOf, restHashOf, stateRootOf, withRoot } from './state/root.js';
 export type { SealedRecord } from './state/seal.js';
+export { decodeStateSnapshot, encodeStateSnapshot, SNAPSHOT_FORMAT_VERSION } from './state/snapshot.js';
 export {
   type Group,
   type HeightSyncLog,

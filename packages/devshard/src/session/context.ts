@@ -35,6 +35,8 @@ export interface SessionSettings {
   readonly appendRetryMs: number;
   /** After the client went away, how long the host stream is still read for its meta (§5). */
   readonly disconnectTailMs: number;
+  /** A snapshot is saved every this many diffs (0 = never; snapshots.ts). */
+  readonly snapshotEvery: number;
 }
 
 /** What the session reports while it works; the owner logs or counts these. */
@@ -78,6 +80,9 @@ export type SessionEvent =
   | { readonly type: 'store_error'; readonly operation: string; readonly error: Error }
   /** The session stopped composing for good (emitted once): divergence, rejected diff, ownership lost… */
   | { readonly type: 'faulted'; readonly error: SessionError }
+  | { readonly type: 'snapshot_saved'; readonly nonce: bigint }
+  /** The stored snapshot did not verify; the session replayed every diff instead. */
+  | { readonly type: 'snapshot_rejected'; readonly nonce: bigint; readonly reason: string }
   | { readonly type: 'handler_error'; readonly error: Error };
 
 export type TimeoutOutcomeKind = 'applied' | 'queued' | 'insufficient_votes' | 'no_payload';

@@ -2,6 +2,7 @@
 // host lacks (nonce > host_sync_nonce), including the new one; a gap longer than one chunk is first
 // closed by catch-up sends without payload, at most 200 diffs each, skipping ahead when a response
 // shows the host further. Catch-up to one host is serialized; sends to different hosts run in parallel.
+// Diffs older than the in-memory window (diff-log.ts) are read back from the store, one chunk at a time.
 import { diffToWire, type InferenceRequestWire, type PayloadWire } from '../json/wire.js';
 import { HostErrorCode, HostTransportError, isHostTransportError } from '../transport/errors.js';
 import type { ChatPurpose, ChatStream, HostTarget } from '../transport/types.js';
@@ -9,10 +10,27 @@ import { hostSyncOf, type SessionContext } from './context.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { faultAfterCheck } from './ownership.js';
 import { intakeHostTxs, processReceipt } from './response.js';
+import type { StoredDiff } from './store.js';
 
 export interface DeliveryResult {
   readonly ok: boolean;
   readonly error?: Error;
+}
+
+/**
+ * Diffs `from`…`to` for a send: the part the log holds from memory, anything older from the store.
+ * The held part is taken before the store read, so appends meanwhile cannot shift the window under it.
+ */
+export async function diffsFor(ctx: SessionContext, from: bigint, to: bigint): Promise<StoredDiff[]> {
+  const held = ctx.log.firstHeld;
+  const recent = ctx.log.range(from, to);
+  if (from >= held || from > to) return recent;
+  const lastOld = to < held ? to : held - 1n;
+  const older = await ctx.store.readDiffs(ctx.escrowId, from, lastOld);
+  if (older.length !== Number(lastOld - from) + 1 || older[0]?.nonce !== from) {
+    throw new Error(`store returned ${older.length} diffs for ${from}…${lastOld}`);
+  }
+  return [...older, ...recent];
 }
 
 function targetOf(ctx: SessionContext, address: string): HostTarget {
@@ -45,10 +63,11 @@ export function catchUp(
     while (from <= upTo) {
       const to = from + ctx.settings.catchUpChunk - 1n < upTo ? from + ctx.settings.catchUpChunk - 1n : upTo;
       try {
+        const diffs = await diffsFor(ctx, from, to);
         const stream = await ctx.transport.chat(
           targetOf(ctx, address),
           ctx.escrowId,
-          { diffs: ctx.log.range(from, to).map((d) => diffToWire(d.diff)), nonce: to },
+          { diffs: diffs.map((d) => diffToWire(d.diff)), nonce: to },
           { purpose: 'catch-up' },
         );
         await drainProtocolStream(ctx, address, stream);
@@ -89,7 +108,7 @@ export async function openChat(
     if (!caught.ok) throw caught.error ?? new Error('catch-up failed');
   }
   const request: InferenceRequestWire = {
-    diffs: ctx.log.range(hostSyncOf(ctx, address) + 1n, nonce).map((d) => diffToWire(d.diff)),
+    diffs: (await diffsFor(ctx, hostSyncOf(ctx, address) + 1n, nonce)).map((d) => diffToWire(d.diff)),
     nonce,
     ...(options.payload ? { payload: options.payload } : {}),
     ...(options.stream ? { stream: true } : {}),

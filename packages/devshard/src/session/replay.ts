@@ -1,8 +1,9 @@
-// Resuming a session from its store (architecture §2.2, §2.3): rebuild the state by re-applying every
-// stored diff with the strict host rules and the warm-key bindings persisted with them (§5.7, no
-// chain lookups), check each stored root, and restore the pending queue, host progress and the
-// payloads of inferences still Pending. A reloaded session therefore continues at last + 1 and never
-// signs a nonce twice.
+// Resuming a session from its store (architecture §2 items 3 and 5): start from the newest verified
+// snapshot (snapshots.ts; the initial state without one), re-apply every stored diff after it with the
+// strict host rules and the warm-key bindings persisted with them (§5.7, no chain lookups), check each
+// stored root, and restore the pending queue, host progress and the payloads of inferences still
+// Pending. A reloaded session therefore continues at last + 1 and never signs a nonce twice; its work
+// at open is bounded by the snapshot interval, not by the nonce.
 import { SessionPhase } from '../hash/state-root.js';
 import { decodeTx } from '../proto/devshard-tx.js';
 import type { RecoverFn } from '../signing/primitive.js';
@@ -10,12 +11,13 @@ import { applyDiff } from '../state/apply-diff.js';
 import { type ApplyContext, txEnv, warmKeyLookupFromBindings } from '../state/context.js';
 import { sessionFromEscrow } from '../state/init.js';
 import { InferenceStatus, type SessionState } from '../state/types.js';
-import type { StampCalibration } from './context.js';
-import { DiffLog } from './diff-log.js';
+import type { SessionEvent, StampCalibration } from './context.js';
+import { DEFAULT_DIFF_WINDOW, DiffLog } from './diff-log.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { PendingQueue } from './pending-queue.js';
-import type { StoredSession } from './store.js';
+import { restoreSnapshot, type SnapshotBase } from './snapshots.js';
+import type { SessionStore, StoredDiff, StoredSession } from './store.js';
 import { isStamped } from './write-ahead.js';
 
 export interface Replayed {
@@ -30,15 +32,38 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
+export interface ReplayOptions {
+  /** The verified replica at `stored.snapshot.nonce`; required when `stored` has a snapshot. */
+  readonly base?: SnapshotBase;
+  /** Diffs kept in memory (DiffLog window). */
+  readonly diffWindow?: number;
+}
+
 /**
  * `recover` verifies signatures during replay; `live` (the chain's warm-key lookup) judges the
- * stored pending txs, which no diff has bound yet.
+ * stored pending txs, which no diff has bound yet. `stored.diffs` must continue `options.base` (or
+ * start at nonce 1 without one).
  */
-export function replaySession(stored: StoredSession, recover: RecoverFn, live: ApplyContext): Replayed {
+export function replaySession(
+  stored: StoredSession,
+  recover: RecoverFn,
+  live: ApplyContext,
+  options: ReplayOptions = {},
+): Replayed {
   const { record } = stored;
-  let { state } = sessionFromEscrow(record.escrow, { tag: record.tag, chainParams: record.chainParams });
-  const log = new DiffLog(state.root);
-  const stamps: StampCalibration = { firstStampNonce: undefined, calibrated: false };
+  const { base } = options;
+  if (stored.snapshot && !base) {
+    throw new SessionError(
+      SessionErrorCode.CorruptStore,
+      'replay of a snapshot session needs its base state',
+    );
+  }
+  let state =
+    base?.state ??
+    sessionFromEscrow(record.escrow, { tag: record.tag, chainParams: record.chainParams }).state;
+  const log = new DiffLog(state.root, state.latestNonce, options.diffWindow ?? DEFAULT_DIFF_WINDOW);
+  log.restorePayloads(stored.payloads);
+  const stamps: StampCalibration = { firstStampNonce: base?.firstStampNonce, calibrated: false };
   const ctx = {
     isWarmKey: warmKeyLookupFromBindings(stored.diffs.flatMap((d) => d.warmKeysBound)),
     recover,
@@ -90,4 +115,34 @@ export function replaySession(stored: StoredSession, recover: RecoverFn, live: A
     if (keep) pending.add(decoded);
   }
   return { state, log, pending, hostSync: new Map(stored.hostSync), stamps };
+}
+
+/** Diffs read back per store call when a snapshot is refused and the session replays from nonce 1. */
+const FULL_REPLAY_CHUNK = 1_000n;
+
+/**
+ * Replays a session as the store returned it: from its snapshot when it verifies, otherwise (a
+ * `snapshot_rejected` event) from nonce 1, reading the diffs the snapshot covered back from the store.
+ */
+export async function replayStored(
+  store: SessionStore,
+  stored: StoredSession,
+  recover: RecoverFn,
+  live: ApplyContext,
+  options: { readonly emit?: (event: SessionEvent) => void; readonly diffWindow?: number } = {},
+): Promise<Replayed> {
+  const window = options.diffWindow !== undefined ? { diffWindow: options.diffWindow } : {};
+  const snapshot = stored.snapshot;
+  if (!snapshot) return replaySession(stored, recover, live, window);
+  const restored = await restoreSnapshot(store, stored);
+  if ('base' in restored) return replaySession(stored, recover, live, { ...window, base: restored.base });
+  options.emit?.({ type: 'snapshot_rejected', nonce: snapshot.nonce, reason: restored.rejected });
+  const older: StoredDiff[] = [];
+  for (let from = 1n; from <= snapshot.nonce; from += FULL_REPLAY_CHUNK) {
+    const to =
+      from + FULL_REPLAY_CHUNK - 1n < snapshot.nonce ? from + FULL_REPLAY_CHUNK - 1n : snapshot.nonce;
+    older.push(...(await store.readDiffs(stored.record.escrowId, from, to)));
+  }
+  const { snapshot: _refused, ...rest } = stored;
+  return replaySession({ ...rest, diffs: [...older, ...stored.diffs] }, recover, live, window);
 }

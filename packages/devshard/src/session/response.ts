@@ -102,8 +102,10 @@ export function processReceipt(
   options: { deferSignature?: boolean } = {},
 ): ReceiptOutcome {
   ctx.emit({ type: 'receipt', host, nonce: r.nonce });
+  // Undefined also for a nonce older than the in-memory window: such a host is behind, nothing here
+  // to compare with; catch-up brings it to a nonce whose root we hold.
   const root = ctx.log.rootAt(r.nonce);
-  if (root === undefined) {
+  if (root === undefined && r.nonce > ctx.log.latestNonce) {
     // A nonce we never signed: another writer, or a host replaying someone else's log.
     diverge(
       ctx,
@@ -115,7 +117,7 @@ export function processReceipt(
     );
     return { confirmQueued: false };
   }
-  if (r.stateHash) {
+  if (root && r.stateHash) {
     if (!sameBytes(r.stateHash, root)) {
       diverge(ctx, host, r.nonce, 'state_hash differs from our root', root, r.stateHash);
       return { confirmQueued: false };
@@ -123,8 +125,9 @@ export function processReceipt(
     const first = ctx.stamps.firstStampNonce;
     if (first !== undefined && r.nonce >= first) ctx.stamps.calibrated = true;
   }
-  const sig = r.stateSig;
-  const verifySignature = sig ? () => void storeStateSignature(ctx, host, root, r.nonce, sig) : undefined;
+  const sig = root ? r.stateSig : undefined;
+  const verifySignature =
+    root && sig ? () => void storeStateSignature(ctx, host, root, r.nonce, sig) : undefined;
   if (verifySignature && !options.deferSignature) verifySignature();
   advanceHost(ctx, host, r.nonce);
 

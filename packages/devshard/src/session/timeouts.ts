@@ -13,7 +13,7 @@ import { txEnv } from '../state/context.js';
 import { type InferenceRecord, InferenceStatus } from '../state/types.js';
 import { verifyStyledSlotSignature } from '../state/vote-style.js';
 import { hostSyncOf, type SessionContext, type TimeoutOutcomeKind } from './context.js';
-import { catchUp } from './delivery.js';
+import { catchUp, diffsFor } from './delivery.js';
 import { flushDiff } from './flush.js';
 import type { PendingEntry } from './pending-queue.js';
 import { persistAdded } from './pending-writes.js';
@@ -83,7 +83,13 @@ async function askVoter(
     const caught = await catchUp(ctx, voter, latest);
     if (!caught.ok) return undefined;
   }
-  const diffs = ctx.log.range(hostSyncOf(ctx, voter) + 1n, latest);
+  let diffs: Awaited<ReturnType<typeof diffsFor>>;
+  try {
+    diffs = await diffsFor(ctx, hostSyncOf(ctx, voter) + 1n, latest);
+  } catch (error) {
+    ctx.emit({ type: 'store_error', operation: 'readDiffs', error: error as Error });
+    return undefined;
+  }
   let response: Awaited<ReturnType<typeof ctx.transport.verifyTimeout>>;
   try {
     response = await ctx.transport.verifyTimeout(

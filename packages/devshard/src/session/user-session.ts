@@ -36,7 +36,8 @@ import {
 } from './inference.js';
 import { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
 import { pendingWritten, persistRemoved } from './pending-writes.js';
-import { replaySession } from './replay.js';
+import { replayStored } from './replay.js';
+import { DEFAULT_SNAPSHOT_EVERY } from './snapshots.js';
 import {
   isSessionStoreError,
   type SessionStore,
@@ -89,6 +90,10 @@ export interface UserSessionOptions {
   readonly appendRetryMs?: number;
   /** How long a host stream is still read for its meta after the client went away (default 30 s, §5). */
   readonly disconnectTailMs?: number;
+  /** Save a root-verified snapshot every this many diffs (default 500; 0 = never; snapshots.ts). */
+  readonly snapshotEvery?: number;
+  /** Diffs kept in memory for catch-up; older ones are read from the store (default 1 000). */
+  readonly diffWindow?: number;
 }
 
 const DEFAULT_MAX_NONCE = 20_000n;
@@ -127,7 +132,10 @@ export class UserSession {
     }
     const recover = memoizeRecover(options.recover ?? defaultRecover, 8_192);
     const applyCtx = { recover, ...(options.isWarmKey ? { isWarmKey: options.isWarmKey } : {}) };
-    const replayed = replaySession(stored, recover, applyCtx);
+    const replayed = await replayStored(store, stored, recover, applyCtx, {
+      emit: (event) => options.onEvent?.(event),
+      ...(options.diffWindow !== undefined ? { diffWindow: options.diffWindow } : {}),
+    });
     const chunk = Math.min(options.catchUpChunk ?? MAX_CATCH_UP_CHUNK, MAX_CATCH_UP_CHUNK);
     if (!Number.isInteger(chunk) || chunk < 1)
       throw new RangeError('catchUpChunk must be a positive integer');
@@ -155,6 +163,7 @@ export class UserSession {
         appendAttempts: Math.max(1, options.appendAttempts ?? 4),
         appendRetryMs: options.appendRetryMs ?? 200,
         disconnectTailMs: options.disconnectTailMs ?? 30_000,
+        snapshotEvery: options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
       },
       emit: (event) => {
         try {

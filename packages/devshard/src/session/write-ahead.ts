@@ -20,6 +20,7 @@ import { assertUsableAsync, fencedWrite } from './ownership.js';
 import type { PendingEntry } from './pending-queue.js';
 import { pendingWritten, persistRemoved } from './pending-writes.js';
 import type { StoredDiff } from './store.js';
+import { scheduleSnapshot } from './snapshots.js';
 
 export interface Committed {
   readonly stored: StoredDiff;
@@ -190,6 +191,7 @@ export async function composeAndPersist(
           ),
         );
       }
+      scheduleSnapshot(ctx);
       const target = targetAddress(ctx, nonce);
       ctx.emit({
         type: 'diff',

@@ -1,0 +1,191 @@
+// Session snapshots in the store (architecture §2 item 5, issue 8 item 7): every `snapshotEvery` diffs the
+// replica after a successful append is encoded and saved in the background, and `open` starts from
+// the newest snapshot that verifies instead of replaying from nonce 1. A snapshot is trusted only
+// when its recomputed root equals the root it claims, the store's snapshot root, and the stored diff
+// root at its nonce, and its escrow, group and config equal the session record's; otherwise it is
+// ignored (a `snapshot_rejected` event) and the session replays every diff. Saving is never on a
+// request's path: a failed save is a `store_error` event and the next due append tries again.
+import { sessionFromEscrow } from '../state/init.js';
+import { decodeStateSnapshot, encodeStateSnapshot, encodeStateSnapshotSteps } from '../state/snapshot.js';
+import type { SessionState } from '../state/types.js';
+import { inBackground, type SessionContext } from './context.js';
+import { fencedWrite } from './ownership.js';
+import type { SessionRecord, SessionStore, StoredSession } from './store.js';
+
+/** A snapshot is saved every this many diffs by default. */
+export const DEFAULT_SNAPSHOT_EVERY = 500;
+
+/** Session-layer envelope around the state snapshot (the state has its own version byte). */
+const ENVELOPE_VERSION = 1;
+const ENVELOPE_BYTES = 10;
+
+/** What the session resumes from: the replica at the snapshot nonce and its stamp calibration. */
+export interface SnapshotBase {
+  readonly state: SessionState;
+  /** §12 #1: the first nonce whose diff carried a height-stamped tx, if at or before the snapshot. */
+  readonly firstStampNonce: bigint | undefined;
+}
+
+/** Envelope: u8 version ‖ u8 has-stamp ‖ u64be first stamp nonce ‖ state snapshot. */
+export function encodeSessionSnapshot(state: SessionState, firstStampNonce: bigint | undefined): Uint8Array {
+  return envelope(encodeStateSnapshot(state), firstStampNonce);
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** encodeSessionSnapshot, giving the event loop back between steps (requests keep flowing). */
+async function encodeSessionSnapshotInTurns(
+  state: SessionState,
+  firstStampNonce: bigint | undefined,
+): Promise<Uint8Array> {
+  const steps = encodeStateSnapshotSteps(state);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return envelope(next.value, firstStampNonce);
+    await nextTurn();
+  }
+}
+
+function envelope(inner: Uint8Array, firstStampNonce: bigint | undefined): Uint8Array {
+  const out = new Uint8Array(ENVELOPE_BYTES + inner.length);
+  out[0] = ENVELOPE_VERSION;
+  out[1] = firstStampNonce === undefined ? 0 : 1;
+  new DataView(out.buffer).setBigUint64(2, firstStampNonce ?? 0n);
+  out.set(inner, ENVELOPE_BYTES);
+  return out;
+}
+
+export function decodeSessionSnapshot(bytes: Uint8Array): SnapshotBase {
+  if (bytes.length < ENVELOPE_BYTES || bytes[0] !== ENVELOPE_VERSION || bytes[1]! > 1) {
+    throw new Error(`unknown snapshot envelope (version ${bytes[0]})`);
+  }
+  const stamp = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(2);
+  const state = decodeStateSnapshot(bytes.subarray(ENVELOPE_BYTES));
+  if (bytes[1] === 1 && stamp > state.latestNonce) throw new Error('stamp nonce beyond the snapshot');
+  return { state, firstStampNonce: bytes[1] === 1 ? stamp : undefined };
+}
+
+const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
+
+/** Fields the snapshot repeats from the session record: they must be the record's exactly. */
+function identityMismatch(state: SessionState, record: SessionRecord): string | undefined {
+  const { state: initial } = sessionFromEscrow(record.escrow, {
+    tag: record.tag,
+    chainParams: record.chainParams,
+  });
+  if (state.escrowId !== initial.escrowId) return 'escrow id';
+  if (state.tag !== initial.tag) return 'tag';
+  if (state.creator !== initial.creator) return 'creator';
+  const slots = state.group.slots;
+  if (slots.length !== initial.group.slots.length || slots.some((a, i) => a !== initial.group.slots[i])) {
+    return 'group';
+  }
+  for (const key of Object.keys(initial.config) as (keyof SessionState['config'])[]) {
+    if (state.config[key] !== initial.config[key]) return `config ${key}`;
+  }
+  return undefined;
+}
+
+/**
+ * Verifies the stored snapshot (see the file comment). Returns the base to replay from, or the
+ * reason it was refused.
+ */
+export async function restoreSnapshot(
+  store: SessionStore,
+  stored: StoredSession,
+): Promise<{ base: SnapshotBase } | { rejected: string }> {
+  const snapshot = stored.snapshot;
+  if (!snapshot) return { rejected: 'no snapshot' };
+  let base: SnapshotBase;
+  try {
+    base = decodeSessionSnapshot(snapshot.state);
+  } catch (error) {
+    return { rejected: (error as Error).message };
+  }
+  const { state } = base;
+  if (state.latestNonce !== snapshot.nonce) return { rejected: `state is at nonce ${state.latestNonce}` };
+  if (!same(state.root, snapshot.root)) return { rejected: 'root differs from the stored snapshot root' };
+  const mismatch = identityMismatch(state, stored.record);
+  if (mismatch) return { rejected: `${mismatch} differs from the session record` };
+  const first = stored.diffs[0];
+  if (first ? first.nonce !== snapshot.nonce + 1n : stored.lastNonce !== snapshot.nonce) {
+    return { rejected: 'stored diffs do not continue the snapshot' };
+  }
+  let atNonce: Awaited<ReturnType<SessionStore['readDiffs']>>;
+  try {
+    atNonce = await store.readDiffs(stored.record.escrowId, snapshot.nonce, snapshot.nonce);
+  } catch (error) {
+    return { rejected: `reading the diff at ${snapshot.nonce}: ${(error as Error).message}` };
+  }
+  const diff = atNonce[0];
+  if (!diff || diff.nonce !== snapshot.nonce || !same(diff.root, state.root)) {
+    return { rejected: `root differs from the stored diff root at ${snapshot.nonce}` };
+  }
+  return { base };
+}
+
+interface SnapshotProgress {
+  /** Nonce of the newest snapshot taken (due, being written or saved). */
+  taken: bigint;
+  /** Nonce of the newest snapshot saved (or the one the session was opened from). */
+  saved: bigint;
+  /** No new attempt before this nonce (after a failure). */
+  retryAt: bigint;
+  /** The newest state due for saving; a newer one replaces it while the writer waits. */
+  due: { readonly state: SessionState; readonly firstStampNonce: bigint | undefined } | undefined;
+  writing: boolean;
+}
+
+const progress = new WeakMap<SessionContext, SnapshotProgress>();
+
+/**
+ * Called after every successful append: when `snapshotEvery` diffs have passed since the last
+ * snapshot, the state just committed becomes due and a background writer (one per session) saves
+ * the newest due state once the event loop is free. States are immutable values, so later diffs do
+ * not affect what is encoded.
+ */
+export function scheduleSnapshot(ctx: SessionContext): void {
+  const every = BigInt(ctx.settings.snapshotEvery);
+  if (every <= 0n) return;
+  let p = progress.get(ctx);
+  if (!p) {
+    const base = ctx.log.baseNonce;
+    p = { taken: base, saved: base, retryAt: 0n, due: undefined, writing: false };
+    progress.set(ctx, p);
+  }
+  const nonce = ctx.state.latestNonce;
+  if (nonce - p.taken < every || nonce < p.retryAt) return;
+  p.taken = nonce;
+  p.due = { state: ctx.state, firstStampNonce: ctx.stamps.firstStampNonce };
+  if (p.writing) return;
+  p.writing = true;
+  const tracker = p;
+  inBackground(ctx, 'saveSnapshot', async () => {
+    try {
+      for (;;) {
+        // Yield first: the request that made the snapshot due continues before any encoding.
+        await nextTurn();
+        const due = tracker.due;
+        if (!due) return;
+        tracker.due = undefined;
+        const { state } = due;
+        const at = state.latestNonce;
+        try {
+          const bytes = await encodeSessionSnapshotInTurns(state, due.firstStampNonce);
+          await fencedWrite(ctx, 'saveSnapshot', (token) =>
+            ctx.store.saveSnapshot(ctx.escrowId, { nonce: at, root: state.root, state: bytes }, token),
+          );
+        } catch (error) {
+          // Try again a tenth of an interval later (the next due append), not on every diff.
+          tracker.taken = tracker.saved;
+          tracker.retryAt = at + (every / 10n > 1n ? every / 10n : 1n);
+          throw error;
+        }
+        tracker.saved = at;
+        ctx.emit({ type: 'snapshot_saved', nonce: at });
+      }
+    } finally {
+      tracker.writing = false;
+    }
+  });
+}
