@@ -19,8 +19,8 @@ import { checkHostTx } from './host-tx-check.js';
 import { assertUsableAsync, fencedWrite } from './ownership.js';
 import type { PendingEntry } from './pending-queue.js';
 import { pendingWritten, persistRemoved } from './pending-writes.js';
-import type { StoredDiff } from './store.js';
 import { scheduleSnapshot } from './snapshots.js';
+import type { StoredDiff } from './store.js';
 
 export interface Committed {
   readonly stored: StoredDiff;
