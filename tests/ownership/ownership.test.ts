@@ -4,13 +4,7 @@
 // second signature for a nonce nor lose a Confirm/Finish, and every escrow settles to the ngonka.
 
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
-import {
-  devshardBaseUrl,
-  diffToWire,
-  HttpHostTransport,
-  InferenceStatus,
-  UserSession,
-} from '@gonka-gateway/devshard';
+import { devshardBaseUrl, diffToWire, HttpHostTransport, UserSession } from '@gonka-gateway/devshard';
 import { EscrowLease, parseLeaseValue } from '@gonka-gateway/escrow-runtime';
 import { readSentDiffs, setEscrowState } from '@gonka-gateway/escrow-runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -381,11 +375,6 @@ async function takeAsController(escrow: TestEscrow) {
   });
   await lease.setToken(session.fencingToken);
   return { session, lease };
-}
-
-async function hasPendingFinish(escrowId: bigint, nonce: bigint): Promise<boolean> {
-  const stored = await cluster.store.load(escrowId.toString());
-  return stored?.pendingTxs.some((p) => p.key === `finish:${nonce}`) ?? false;
 }
 
 /** The escrow with the Postgres store in place of its in-memory one (settle.ts reads `store`). */
