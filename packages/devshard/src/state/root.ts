@@ -9,9 +9,11 @@ import {
   liveRecordsHash,
   warmKeysHash,
 } from '../hash/rest-hash.js';
-import { composeStateRoot, hostStatsHash } from '../hash/state-root.js';
+import { encodeHostStats, ProtoWriter } from '@gonka-gateway/chain';
+import { sha256Parts } from '../hash/sha256.js';
+import { composeStateRoot } from '../hash/state-root.js';
 import { LiveRecords, liveRecordsOf } from './live-records.js';
-import type { InferenceRecord, SessionState, WorkingState } from './types.js';
+import type { HostStats, InferenceRecord, SessionState, WorkingState } from './types.js';
 
 /** Live records in ascending id. */
 export function liveRecordsAscending(inferences: ReadonlyMap<bigint, InferenceRecord>): InferenceRecord[] {
@@ -37,8 +39,29 @@ function memo<K extends object>(fn: (k: K) => Uint8Array): (k: K) => Uint8Array 
   };
 }
 
+/**
+ * HostStatsMapProto entry of one slot (`0a ‖ len ‖ HostStatsProto`), cached per (stats value, slot):
+ * a Finish replaces one slot's frozen stats, so only that entry is encoded again.
+ */
+const slotEntries = new WeakMap<HostStats, Map<number, Uint8Array>>();
+
+function slotEntry(h: HostStats, slotId: number): Uint8Array {
+  let bySlot = slotEntries.get(h);
+  if (!bySlot) {
+    bySlot = new Map();
+    slotEntries.set(h, bySlot);
+  }
+  let entry = bySlot.get(slotId);
+  if (!entry) {
+    entry = new ProtoWriter().message(1, encodeHostStats({ slotId, ...h })).finish();
+    bySlot.set(slotId, entry);
+  }
+  return entry;
+}
+
+/** The hostStatsHash (§6) of slots 0..N−1 in order: the same bytes, hashed without re-encoding. */
 const hostStatsHashMemo = memo((hostStats: WorkingState['hostStats']) =>
-  hostStatsHash(hostStats.map((h, slotId) => ({ slotId, ...h }))),
+  sha256Parts(...hostStats.map((h, slotId) => slotEntry(h, slotId))),
 );
 const heightSyncHashMemo = memo(heightSyncHash);
 
