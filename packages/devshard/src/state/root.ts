@@ -1,7 +1,9 @@
 // State root of a session (devshard-protocol.md §6) with the profile's rest_hash composition. The
-// live_hash comes from the live map itself (incremental, state/live-records.ts); host stats and the
-// height-sync commit are frozen values hashed once each (they change rarely),
-// so a diff pays only for what it changed plus the fixed outer hashes.
+// live_hash comes from the live map itself (incremental, state/live-records.ts); host stats are
+// hashed from per-slot entries cached on their frozen values and the height-sync commit once per
+// value, so a diff pays only for what it changed plus the fixed outer hashes.
+
+import { encodeHostStats, ProtoWriter } from '@gonka-gateway/chain';
 import {
   composeRestHash,
   heightSyncHash,
@@ -9,7 +11,6 @@ import {
   liveRecordsHash,
   warmKeysHash,
 } from '../hash/rest-hash.js';
-import { encodeHostStats, ProtoWriter } from '@gonka-gateway/chain';
 import { sha256Parts } from '../hash/sha256.js';
 import { composeStateRoot } from '../hash/state-root.js';
 import { LiveRecords, liveRecordsOf } from './live-records.js';
