@@ -1,28 +1,59 @@
 // `pnpm bench`: every benchmark of the repository, gateway-side path against direct-to-upstream in
 // the same run, reported as a throughput ratio and added milliseconds. Nothing here is asserted:
-// speed is measured, never tested. Environment: BENCH_SECONDS (default 5), BENCH_CONCURRENCY (16).
+// speed is measured, never tested. Environment: BENCH_SECONDS (default 5), BENCH_CONCURRENCY (a
+// comma list, default 1,64), BENCH_SESSION_NONCES (session cost by nonce, default 100,1000,5000;
+// each a separate process driven to that nonce first), BENCH_STATE_NONCES (100,1000,5000,19800),
+// BENCH_FETCH=1 (host calls through fetch instead of undici.request).
 import { spawnSync } from 'node:child_process';
 import { REPO_ROOT } from '@gonka-gateway/deploy';
 import { sessionVsDirect } from './session-vs-direct.js';
 import { signatureBench } from './signatures.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,64').split(',').map(Number);
+const nonces = (v: string | undefined, d: string) => (v ?? d).split(',').filter(Boolean).map(Number);
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
 out(`gonka gateway benchmarks — ${new Date().toISOString()}, node ${process.version}, ${seconds} s per run`);
-out('reproduce: pnpm bench   (BENCH_SECONDS, BENCH_CONCURRENCY to change the load)');
+out('reproduce: pnpm bench   (BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SESSION_NONCES, BENCH_STATE_NONCES)');
 out();
 for (const line of signatureBench()) out(line);
 out();
 
-for (const scenario of [
-  { name: 'zero-latency model (protocol overhead dominates)', ttftMs: 0, perTokenMs: 0, maxTokens: 64 },
-  { name: 'model with latency', ttftMs: 150, perTokenMs: 10, maxTokens: 64 },
-]) {
-  const { lines } = await sessionVsDirect({ ...scenario, concurrency, seconds });
-  for (const line of lines) out(line);
-  out();
+// The state layer and the session by nonce (issue 10): cost per request must not grow with it.
+// Separate processes (packages/devshard/bench), so each run starts with a fresh heap.
+const devshardBench = (script: string, args: string[]) => {
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--conditions=source', '--import', 'tsx', `packages/devshard/bench/${script}`, ...args],
+    { cwd: REPO_ROOT, encoding: 'utf8' },
+  );
+  return (r.stdout || r.stderr).trimEnd();
+};
+const stateNonces = nonces(process.env.BENCH_STATE_NONCES, '100,1000,5000,19800');
+if (stateNonces.length > 0) out(devshardBench('state-cost.ts', stateNonces.map(String)));
+for (const nonce of stateNonces.filter((n) => n === 1_000 || n === 19_800)) {
+  out(devshardBench('state-cost.ts', ['--rss', String(nonce)]));
+}
+out();
+out('user session over in-process hosts, per request (session CPU = infer() minus the hosts’ chat calls)');
+for (const sealing of [false, true]) {
+  for (const nonce of nonces(process.env.BENCH_SESSION_NONCES, '100,1000,5000')) {
+    const args = [String(nonce), '200', ...(sealing ? ['--sealing'] : [])];
+    out(devshardBench('session-cost.ts', args).split('\n').pop() ?? '');
+  }
+}
+out();
+
+for (const concurrency of concurrencies) {
+  for (const scenario of [
+    { name: 'zero-latency model (protocol overhead dominates)', ttftMs: 0, perTokenMs: 0, maxTokens: 64 },
+    { name: 'model with latency', ttftMs: 150, perTokenMs: 10, maxTokens: 64 },
+  ]) {
+    const { lines } = await sessionVsDirect({ ...scenario, concurrency, seconds });
+    for (const line of lines) out(line);
+    out();
+  }
 }
 
 // The devnet's own speed (issue: mock model ≥ 5,000 req/s on one core; sub-ms tx execution).

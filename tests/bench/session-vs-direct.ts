@@ -75,7 +75,8 @@ export async function sessionVsDirect(s: Scenario): Promise<{ lines: string[]; r
       store,
       escrowId: escrowId.toString(),
       signer: creator,
-      transport: new HttpHostTransport({ signer: creator }),
+      // BENCH_FETCH=1: host calls through fetch instead of undici.request, for comparison.
+      transport: new HttpHostTransport({ signer: creator, ...(process.env.BENCH_FETCH ? { fetch } : {}) }),
       resolveHost: (address, v) => {
         const url = hosts.get(address);
         return url ? { address, baseUrl: devshardBaseUrl(url, v) } : undefined;

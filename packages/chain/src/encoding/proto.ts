@@ -1,45 +1,124 @@
 // Deterministic protobuf (proto3) writing and field-level reading, the way Go's
 // proto.Marshal(Deterministic) does it (devshard-protocol.md §2.3): fields in ascending number,
 // default scalars omitted, sub-messages length-delimited. Callers write fields in ascending order.
-import { BinaryReader, BinaryWriter } from 'cosmjs-types/binary';
+import { BinaryReader } from 'cosmjs-types/binary';
 
 const VARINT = 0;
 const FIXED64 = 1;
 const LEN = 2;
 const FIXED32 = 5;
 
+/** Scratch buffers of finished writers, reused by the next ones (bounded in count and size). */
+const pool: Uint8Array[] = [];
+const POOL_MAX = 8;
+const POOL_BUFFER_MAX = 64 * 1024;
+const U64_LIMIT = 1n << 64n;
+const I64_MIN = -(1n << 63n);
+
+/**
+ * Writes into one growable buffer taken from a small pool and returns an exact-size copy: no
+ * per-field objects and no 8 KB slab pinned by every result (cosmjs-types' BinaryWriter allocates a
+ * fresh 8 KB pool per finish() and hands out a view into it). The bytes are the BinaryWriter's
+ * (proto.test.ts compares them on random input).
+ */
 export class ProtoWriter {
-  private writer = BinaryWriter.create();
-  private readonly parts: Uint8Array[] = [];
+  private buf: Uint8Array = pool.pop() ?? new Uint8Array(256);
+  private len = 0;
+  /** False once finish() handed `buf` out: it must never go back to the pool. */
+  private poolable = true;
+
+  private ensure(extra: number): void {
+    if (this.len + extra <= this.buf.length) return;
+    const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + extra));
+    grown.set(this.buf.subarray(0, this.len));
+    this.buf = grown;
+    this.poolable = true;
+  }
+
+  private varint32(value: number): void {
+    let v = value >>> 0;
+    this.ensure(5);
+    const buf = this.buf;
+    while (v > 127) {
+      buf[this.len++] = (v & 127) | 128;
+      v >>>= 7;
+    }
+    buf[this.len++] = v;
+  }
+
+  /** Two's complement 64-bit varint, as BinaryWriter.int64/uint64 write it. */
+  private varint64(value: bigint): void {
+    if (value < I64_MIN || value >= U64_LIMIT) {
+      // BinaryWriter wrote such values as corrupt varints; no Go peer could decode them either.
+      throw new RangeError(`varint ${value} is outside the int64 and uint64 ranges`);
+    }
+    let v = value < 0n ? value + U64_LIMIT : value;
+    this.ensure(10);
+    const buf = this.buf;
+    if (v <= 0xffff_ffffn) {
+      this.varint32(Number(v));
+      return;
+    }
+    while (v > 127n) {
+      buf[this.len++] = Number(v & 127n) | 128;
+      v >>= 7n;
+    }
+    buf[this.len++] = Number(v);
+  }
+
+  private append(bytes: Uint8Array): void {
+    this.ensure(bytes.length);
+    this.buf.set(bytes, this.len);
+    this.len += bytes.length;
+  }
+
+  private tag(field: number, wireType: number): void {
+    this.varint32((field << 3) | wireType);
+  }
 
   uint64(field: number, value: bigint | number): this {
-    if (BigInt(value) !== 0n) this.writer.uint32((field << 3) | VARINT).uint64(BigInt(value));
+    const v = BigInt(value);
+    if (v !== 0n) {
+      this.tag(field, VARINT);
+      this.varint64(v);
+    }
     return this;
   }
 
   /** int64 as a varint (two's complement for negatives, as Go does). */
   int64(field: number, value: bigint | number): this {
-    if (BigInt(value) !== 0n) this.writer.uint32((field << 3) | VARINT).int64(BigInt(value));
-    return this;
+    return this.uint64(field, value);
   }
 
   uint32(field: number, value: number): this {
-    if (value !== 0) this.writer.uint32((field << 3) | VARINT).uint32(value);
+    if (value !== 0) {
+      this.tag(field, VARINT);
+      this.varint32(value);
+    }
     return this;
   }
 
   bool(field: number, value: boolean): this {
-    if (value) this.writer.uint32((field << 3) | VARINT).bool(true);
+    if (value) {
+      this.tag(field, VARINT);
+      this.varint32(1);
+    }
     return this;
   }
 
   string(field: number, value: string): this {
-    if (value !== '') this.writer.uint32((field << 3) | LEN).string(value);
+    if (value !== '') {
+      this.tag(field, LEN);
+      const length = utf8Length(value);
+      this.varint32(length);
+      this.ensure(length);
+      this.len = utf8Write(value, this.buf, this.len);
+    }
     return this;
   }
 
   bytes(field: number, value: Uint8Array | undefined): this {
-    if (value && value.length > 0) this.writer.uint32((field << 3) | LEN).bytes(value);
+    if (value && value.length > 0) this.message(field, value);
     return this;
   }
 
@@ -48,21 +127,68 @@ export class ProtoWriter {
    * oneof member (`finalize_round` encodes as `42 00`) or a present singular sub-message.
    */
   message(field: number, encoded: Uint8Array): this {
-    this.writer.uint32((field << 3) | LEN).bytes(encoded);
+    this.tag(field, LEN);
+    this.varint32(encoded.length);
+    this.append(encoded);
     return this;
   }
 
   /** Bytes that are already a valid field sequence (unknown fields kept from a peer, §10.1). */
   raw(encodedFields: Uint8Array): this {
-    this.parts.push(this.writer.finish(), encodedFields);
-    this.writer = BinaryWriter.create();
+    this.append(encodedFields);
     return this;
   }
 
   finish(): Uint8Array {
-    const tail = this.writer.finish();
-    return this.parts.length === 0 ? tail : concat([...this.parts, tail]);
+    const out = this.buf.slice(0, this.len);
+    if (this.poolable && pool.length < POOL_MAX && this.buf.length <= POOL_BUFFER_MAX) pool.push(this.buf);
+    // The pooled buffer belongs to the next writer now: any later write here grows a new one.
+    this.buf = out;
+    this.poolable = false;
+    return out;
   }
+}
+
+/** UTF-8 length as BinaryWriter computes it (a lone surrogate counts 3 bytes). */
+function utf8Length(str: string): number {
+  let len = 0;
+  for (let i = 0; i < str.length; ++i) {
+    const c = str.charCodeAt(i);
+    if (c < 128) len += 1;
+    else if (c < 2048) len += 2;
+    else if ((c & 0xfc00) === 0xd800 && (str.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      ++i;
+      len += 4;
+    } else len += 3;
+  }
+  return len;
+}
+
+/** BinaryWriter's UTF-8 writer (lone surrogates encoded as themselves, not as U+FFFD); returns the end. */
+function utf8Write(str: string, buf: Uint8Array, offset: number): number {
+  let at = offset;
+  for (let i = 0; i < str.length; ++i) {
+    let c1 = str.charCodeAt(i);
+    const c2 = str.charCodeAt(i + 1);
+    if (c1 < 128) {
+      buf[at++] = c1;
+    } else if (c1 < 2048) {
+      buf[at++] = (c1 >> 6) | 192;
+      buf[at++] = (c1 & 63) | 128;
+    } else if ((c1 & 0xfc00) === 0xd800 && (c2 & 0xfc00) === 0xdc00) {
+      c1 = 0x10000 + ((c1 & 0x03ff) << 10) + (c2 & 0x03ff);
+      ++i;
+      buf[at++] = (c1 >> 18) | 240;
+      buf[at++] = ((c1 >> 12) & 63) | 128;
+      buf[at++] = ((c1 >> 6) & 63) | 128;
+      buf[at++] = (c1 & 63) | 128;
+    } else {
+      buf[at++] = (c1 >> 12) | 224;
+      buf[at++] = ((c1 >> 6) & 63) | 128;
+      buf[at++] = (c1 & 63) | 128;
+    }
+  }
+  return at;
 }
 
 export function concat(parts: readonly Uint8Array[]): Uint8Array {

@@ -55,6 +55,19 @@ describe('Gonka registry', () => {
     expect(nested.subarray(2)).toEqual(encodeMsgCreateDevshardEscrow(create));
   });
 
+  it('writes amounts in [2^31, 2^32) correctly inside an enclosing message (BinaryWriter.uint64 does not)', () => {
+    for (const amount of [2n ** 31n, 3_000_000_000n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 63n + 5n]) {
+      const m = { ...create, amount };
+      const w = BinaryWriter.create().uint32(10).fork();
+      MsgCreateDevshardEscrowType.encode(m, w);
+      const nested = w.ldelim().finish();
+      expect(nested.subarray(2)).toEqual(encodeMsgCreateDevshardEscrow(m));
+      const reader = new BinaryReader(nested);
+      reader.uint32();
+      expect(MsgCreateDevshardEscrowType.decode(reader, reader.uint32())).toEqual(m);
+    }
+  });
+
   it('fromPartial fills defaults and accepts decimal-string amounts', () => {
     expect(MsgCreateDevshardEscrowType.fromPartial({ amount: '7' })).toEqual({
       creator: '',

@@ -33,8 +33,13 @@ import {
  */
 function appendFields(writer: BinaryWriter, encoded: Uint8Array): BinaryWriter {
   for (const f of readFields(encoded)) {
-    if (f.wireType === 0) writer.uint32((f.field << 3) | 0).uint64(f.varint);
-    else if (f.wireType === 2) writer.uint32((f.field << 3) | 2).bytes(f.bytes);
+    if (f.wireType === 0) {
+      // BinaryWriter.uint64 (cosmjs-types 0.11) corrupts [2^31, 2^32): such values keep the low word
+      // as a negative int32. Below 2^32 the uint32 varint is the same bytes, written correctly.
+      const w = writer.uint32((f.field << 3) | 0);
+      if (f.varint < 0x1_0000_0000n) w.uint32(Number(f.varint));
+      else w.uint64(f.varint);
+    } else if (f.wireType === 2) writer.uint32((f.field << 3) | 2).bytes(f.bytes);
     else throw new RangeError('escrow codecs emit no fixed-width fields');
   }
   return writer;

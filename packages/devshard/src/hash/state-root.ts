@@ -1,14 +1,9 @@
 // The outer state-root formula and the state-signature preimage (devshard-protocol.md §6, §2.4,
 // chain-and-network.md §2.6 rules 4–5). The gateway, the devnet hosts and the devnet chain's settle
 // check all use these functions, so they cannot disagree by copy.
-import {
-  concat,
-  type DevshardSettlementHostStats,
-  encodeHostStats,
-  ProtoWriter,
-  sha256,
-} from '@gonka-gateway/chain';
+import { type DevshardSettlementHostStats, encodeHostStats, ProtoWriter, sha256 } from '@gonka-gateway/chain';
 import { u64be, utf8 } from './bytes.js';
+import { sha256Parts } from './sha256.js';
 
 /** Session phases (devshard-protocol.md §1); the value is the phase byte hashed into the root. */
 export const SessionPhase = { Active: 0, Finalizing: 1, Settlement: 2 } as const;
@@ -22,6 +17,18 @@ export function hostStatsHash(entries: readonly DevshardSettlementHostStats[]): 
   return sha256(w.finish());
 }
 
+const tagHashes = new Map<string, Uint8Array>();
+
+/** H(tag), remembered: a session has one tag and every root hashes it. */
+function tagHash(tag: string): Uint8Array {
+  let h = tagHashes.get(tag);
+  if (!h) {
+    h = sha256Parts(utf8(tag));
+    if (tagHashes.size < 64) tagHashes.set(tag, h);
+  }
+  return h;
+}
+
 /** H(host_stats_hash ‖ u64be fees ‖ rest_hash ‖ H(tag) ‖ phase). */
 export function composeStateRoot(input: {
   hostStatsHash: Uint8Array;
@@ -33,14 +40,12 @@ export function composeStateRoot(input: {
   if (input.hostStatsHash.length !== 32 || input.restHash.length !== 32) {
     throw new RangeError('host_stats_hash and rest_hash must be 32 bytes');
   }
-  return sha256(
-    concat([
-      input.hostStatsHash,
-      u64be(input.fees),
-      input.restHash,
-      sha256(utf8(input.tag)),
-      Uint8Array.of(input.phase),
-    ]),
+  return sha256Parts(
+    input.hostStatsHash,
+    u64be(input.fees),
+    input.restHash,
+    tagHash(input.tag),
+    Uint8Array.of(input.phase),
   );
 }
 

@@ -28,7 +28,10 @@ export function recoverPreimageSigner(
 export function memoizeRecover(recover: RecoverFn = defaultRecover, maxEntries = 50_000): RecoverFn {
   const cache = new Map<string, string | null>();
   return (digest, signature) => {
-    const key = Buffer.from(digest).toString('hex') + Buffer.from(signature).toString('hex');
+    // Views, not copies (Buffer.from(Uint8Array) would copy both arrays on every call).
+    const key =
+      Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex') +
+      Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength).toString('hex');
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
     const value = recover(digest, signature);

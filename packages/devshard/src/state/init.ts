@@ -12,6 +12,7 @@ import {
 } from './config.js';
 import { buildGroup } from './group.js';
 import { EMPTY_ID_LOG } from './id-log.js';
+import { LiveRecords } from './live-records.js';
 import { profileForTag } from './profile.js';
 import { withRoot } from './root.js';
 import type { HostStats, SessionConfig, SessionState } from './types.js';
@@ -71,7 +72,7 @@ export function createSessionState(input: CreateSessionInput): SessionState {
     phase: SessionPhase.Active,
     finalizeNonce: 0n,
     latestNonce: 0n,
-    inferences: new Map(),
+    inferences: LiveRecords.EMPTY,
     startedIds: EMPTY_ID_LOG,
     hostStats: Object.freeze(group.slots.map(() => ZERO_STATS)),
     warmKeys: new Map(),

@@ -27,16 +27,67 @@ export function recordEntry(r: InferenceRecordFields): Uint8Array {
   });
 }
 
+/**
+ * One hidden class for every record (fields assigned in one order, then frozen): the live-hash and
+ * sealing scans read records by the thousand, and per-record shapes made those reads megamorphic.
+ */
+class Record implements InferenceRecord {
+  readonly id: bigint;
+  readonly status: InferenceRecordFields['status'];
+  readonly executorSlot: number;
+  readonly model: string;
+  readonly promptHash: Uint8Array;
+  readonly responseHash: Uint8Array;
+  readonly inputLength: bigint;
+  readonly maxTokens: bigint;
+  readonly inputTokens: bigint;
+  readonly outputTokens: bigint;
+  readonly reservedCost: bigint;
+  readonly actualCost: bigint;
+  readonly startedAt: bigint;
+  readonly confirmedAt: bigint;
+  readonly votesValid: number;
+  readonly votesInvalid: number;
+  readonly validatedBy: bigint;
+  readonly startedAtHeight: bigint;
+  readonly confirmedAtHeight: bigint;
+  readonly entry: Uint8Array;
+
+  constructor(f: InferenceRecordFields) {
+    this.id = f.id;
+    this.status = f.status;
+    this.executorSlot = f.executorSlot;
+    this.model = f.model;
+    this.promptHash = f.promptHash;
+    this.responseHash = f.responseHash;
+    this.inputLength = f.inputLength;
+    this.maxTokens = f.maxTokens;
+    this.inputTokens = f.inputTokens;
+    this.outputTokens = f.outputTokens;
+    this.reservedCost = f.reservedCost;
+    this.actualCost = f.actualCost;
+    this.startedAt = f.startedAt;
+    this.confirmedAt = f.confirmedAt;
+    this.votesValid = f.votesValid;
+    this.votesInvalid = f.votesInvalid;
+    this.validatedBy = f.validatedBy;
+    this.startedAtHeight = f.startedAtHeight;
+    this.confirmedAtHeight = f.confirmedAtHeight;
+    this.entry = recordEntry(this);
+    Object.freeze(this);
+  }
+}
+
+/** A record from its fields (an `entry` among them is ignored: it is always re-encoded). */
 export function makeRecord(fields: InferenceRecordFields): InferenceRecord {
-  const { entry: _ignored, ...plain } = fields as InferenceRecordFields & { entry?: Uint8Array };
-  return Object.freeze({ ...plain, entry: recordEntry(plain) });
+  return new Record(fields);
 }
 
 export function updateRecord(
   record: InferenceRecord,
   changes: Partial<InferenceRecordFields>,
 ): InferenceRecord {
-  return makeRecord({ ...record, ...changes });
+  return new Record({ ...record, ...changes });
 }
 
 export function hasSlotBit(mask: bigint, slot: number): boolean {

@@ -2,6 +2,7 @@
 // into sealed_acc = H(acc ‖ u64be(seal_nonce) ‖ u64be(id) ‖ entry). Both gates read only state, so
 // the composer, every host and a replay seal the same set at the same nonce.
 import { foldSealedAcc } from '../hash/rest-hash.js';
+import { liveRecordsOf } from './live-records.js';
 import { updateRecord } from './record.js';
 import { liveRecordsAscending } from './root.js';
 import { withHostStats } from './tx/common.js';
@@ -37,13 +38,12 @@ export function stateClock(records: readonly InferenceRecord[], groupSize: numbe
 
 function fold(s: WorkingState, records: readonly InferenceRecord[], sealNonce: bigint) {
   let acc = s.sealedAcc;
-  const inferences = new Map(s.inferences);
   const sealed: SealedRecord[] = [];
   for (const record of records) {
     acc = foldSealedAcc(acc, sealNonce, record.id, record.entry);
-    inferences.delete(record.id);
     sealed.push({ id: record.id, sealNonce, record });
   }
+  const inferences = liveRecordsOf(s.inferences).without(records.map((r) => r.id));
   return { state: { ...s, sealedAcc: acc, inferences }, sealed };
 }
 

@@ -1,6 +1,7 @@
 // Helpers shared by the transaction rules of devshard-protocol.md §5.4.
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
 import { idLogHas } from '../id-log.js';
+import { liveRecordsOf } from '../live-records.js';
 import type { HostStats, InferenceRecord, WorkingState } from '../types.js';
 
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
@@ -36,8 +37,12 @@ export function liveRecordForValidation(s: WorkingState, id: bigint): InferenceR
   throw new DevshardError(DevshardErrorCode.InferenceNotFound, `inference ${id}`);
 }
 
+/**
+ * The state with `rec` live. The live map is persistent (state/live-records.ts): this copies one
+ * chunk, not the map, and `s` stays valid, so a rejected tx or diff needs no undo.
+ */
 export function withRecord(s: WorkingState, rec: InferenceRecord): WorkingState {
-  return { ...s, inferences: new Map(s.inferences).set(rec.id, rec) };
+  return { ...s, inferences: liveRecordsOf(s.inferences).with(rec) };
 }
 
 export function withHostStats(

@@ -1,0 +1,92 @@
+// What a user session costs per request as its nonce grows (issue 10), not a test: nothing is
+// asserted. A real UserSession (in-memory store) over in-process hosts (16 slots, 5 hosts, the
+// hosts' strict apply and signing in the same thread): the session is driven to the nonce, then
+// `requests` sequential inferences are measured. Session CPU = main-thread CPU (and whole-process
+// CPU, GC threads included) during infer() minus the CPU spent inside the hosts' chat calls, which
+// run on the same thread.
+// One process per nonce, so the RSS growth printed is that run's (session + 5 host replicas + store).
+//   pnpm --filter @gonka-gateway/devshard bench:session -- 1000 [requests] [--sealing]
+import { readFileSync } from 'node:fs';
+import { request, setup } from '../src/session/testing/session-setup.js';
+
+function mainThreadNs(): number {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]!);
+  } catch {
+    return 0;
+  }
+}
+
+const args = process.argv.slice(2).filter((a) => a !== '--');
+const sealing = args.includes('--sealing');
+const [nonceArg, requestsArg] = args.filter((a) => !a.startsWith('--'));
+const target = Number(nonceArg ?? 1_000);
+const requests = Number(requestsArg ?? 200);
+
+const gc = (globalThis as { gc?: () => void }).gc;
+const t = setup({
+  amount: 10n ** 15n,
+  // All records live (grace far beyond the run), or sealed 20 nonces / 1 s after they finish.
+  row: sealing
+    ? { inferenceSealGraceNonces: 20n, inferenceSealGraceSeconds: 1n }
+    : { inferenceSealGraceNonces: 1_000_000_000n, inferenceSealGraceSeconds: 1_000_000_000n },
+});
+await t.init();
+// The in-process hosts run on this thread: count their CPU apart (main thread and process).
+let hostMainNs = 0;
+let hostProcessUs = 0;
+const chat = t.net.chat.bind(t.net);
+t.net.chat = async (...a: Parameters<typeof chat>) => {
+  const m0 = mainThreadNs();
+  const c0 = process.cpuUsage();
+  try {
+    return await chat(...a);
+  } finally {
+    const c1 = process.cpuUsage(c0);
+    hostMainNs += mainThreadNs() - m0;
+    hostProcessUs += c1.user + c1.system;
+  }
+};
+const s = await t.open({ maxNonce: 1_000_000n });
+gc?.();
+const rss0 = process.memoryUsage().rss;
+while (s.latestNonce < BigInt(target)) {
+  await s.infer(request());
+  if (sealing) t.clock.advance(1);
+}
+gc?.();
+const rssAtTarget = process.memoryUsage().rss;
+
+let main = 0;
+let cpu = 0;
+const hostMain0 = hostMainNs;
+const hostProcess0 = hostProcessUs;
+const wall: number[] = [];
+for (let i = 0; i < requests; i++) {
+  const input = request();
+  const h0 = t.net.hostMs;
+  const m0 = mainThreadNs();
+  const c0 = process.cpuUsage();
+  const w0 = performance.now();
+  await s.infer(input);
+  wall.push(performance.now() - w0 - (t.net.hostMs - h0));
+  const c1 = process.cpuUsage(c0);
+  main += mainThreadNs() - m0;
+  cpu += c1.user + c1.system;
+  if (sealing) t.clock.advance(1);
+}
+const hostMainUs = (hostMainNs - hostMain0) / 1_000 / requests;
+const hostUs = (hostProcessUs - hostProcess0) / requests;
+const sorted = wall.sort((a, b) => a - b);
+console.log(
+  JSON.stringify({
+    nonce: target,
+    sealing,
+    live: s.state.inferences.size,
+    sessionMainUs: Math.round(main / 1_000 / requests - hostMainUs),
+    sessionProcessUs: Math.round(cpu / requests - hostUs),
+    hostUs: Math.round(hostUs),
+    wallP50Ms: Number(sorted[Math.floor(sorted.length / 2)]!.toFixed(2)),
+    rssGrowthMB: Number(((rssAtTarget - rss0) / 2 ** 20).toFixed(1)),
+  }),
+);

@@ -1,0 +1,238 @@
+// The live-record map of a session as a persistent value with an incremental live_hash (§6, issue
+// 10). Records sit in ascending id in chunks of up to CHUNK; a new version copies one chunk and the
+// chunk list, and shares every other chunk with its parent, so older versions stay intact and usable
+// (a rejected diff or an unpersisted composition changes nothing). live_hash is SHA-256 over the
+// entries framed as InferencesMapProto field 1, in ascending id: the same byte stream as
+// liveRecordsHash, so the same digest. Each version keeps the SHA-256 state after every chunk
+// (a midstate) and rehashes only from its first changed chunk: a Start appends to the last chunk,
+// Confirm/Finish touch recent ones; sealing at the front rehashes everything once per seal.
+import { createHash, type Hash } from 'node:crypto';
+import type { InferenceRecord } from './types.js';
+
+const CHUNK = 32;
+
+type Chunk = readonly InferenceRecord[];
+
+function compareIds(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Index of the first record with id ≥ `id` in an ascending chunk. */
+function lowerBound(chunk: Chunk, id: bigint): number {
+  let lo = 0;
+  let hi = chunk.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (chunk[mid]!.id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Reused framing buffer: hash updates copy their input, so it never escapes a call. */
+let scratch = new Uint8Array(CHUNK * 512);
+
+function framedLength(length: number): number {
+  let n = 2;
+  for (let v = length; v >= 0x80; v = Math.floor(v / 128)) n++;
+  return n + length;
+}
+
+/** Feeds `0a ‖ varint(len) ‖ entry` for every record of the chunk into `h`. */
+function hashChunk(h: Hash, chunk: Chunk): void {
+  let total = 0;
+  for (const r of chunk) total += framedLength(r.entry.length);
+  if (total > scratch.length) scratch = new Uint8Array(Math.max(total, scratch.length * 2));
+  const buf = scratch;
+  let at = 0;
+  for (const r of chunk) {
+    const e = r.entry;
+    buf[at++] = 0x0a;
+    let v = e.length;
+    while (v >= 0x80) {
+      buf[at++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    buf[at++] = v;
+    buf.set(e, at);
+    at += e.length;
+  }
+  h.update(buf.subarray(0, at));
+}
+
+export class LiveRecords implements ReadonlyMap<bigint, InferenceRecord> {
+  static readonly EMPTY = new LiveRecords([], [], 0);
+
+  readonly #chunks: readonly Chunk[];
+  /** SHA-256 state after chunks 0..i; filled lazily, never updated once stored (copied to go on). */
+  readonly #midstates: (Hash | undefined)[];
+  readonly #size: number;
+  #liveHash: Uint8Array | undefined;
+
+  private constructor(chunks: readonly Chunk[], midstates: (Hash | undefined)[], size: number) {
+    this.#chunks = chunks;
+    this.#midstates = midstates;
+    this.#size = size;
+  }
+
+  /** Any map of live records (e.g. decoded from a snapshot), keyed by their ids. */
+  static from(records: Iterable<InferenceRecord>): LiveRecords {
+    const sorted = [...records].sort((a, b) => compareIds(a.id, b.id));
+    for (let i = 1; i < sorted.length; i++) {
+      if (sorted[i - 1]!.id === sorted[i]!.id) throw new RangeError(`duplicate live record ${sorted[i]!.id}`);
+    }
+    const chunks: Chunk[] = [];
+    for (let i = 0; i < sorted.length; i += CHUNK) chunks.push(Object.freeze(sorted.slice(i, i + CHUNK)));
+    return new LiveRecords(chunks, [], sorted.length);
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Chunk index holding `id` or where it would go (the last chunk whose first id ≤ id). */
+  #chunkOf(id: bigint): number {
+    const chunks = this.#chunks;
+    let lo = 0;
+    let hi = chunks.length - 1;
+    // Most lookups are recent ids: try the last chunk first.
+    if (hi >= 0 && chunks[hi]![0]!.id <= id) return hi;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (chunks[mid]![0]!.id <= id) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  get(id: bigint): InferenceRecord | undefined {
+    if (this.#size === 0) return undefined;
+    const chunk = this.#chunks[this.#chunkOf(id)]!;
+    const r = chunk[lowerBound(chunk, id)];
+    return r !== undefined && r.id === id ? r : undefined;
+  }
+
+  has(id: bigint): boolean {
+    return this.get(id) !== undefined;
+  }
+
+  /** This map with `record` added or replaced (by id); `this` is unchanged. */
+  with(record: InferenceRecord): LiveRecords {
+    const chunks = this.#chunks;
+    if (chunks.length === 0) return new LiveRecords([Object.freeze([record])], [], 1);
+    const c = this.#chunkOf(record.id);
+    const chunk = chunks[c]!;
+    const at = lowerBound(chunk, record.id);
+    const replaces = chunk[at]?.id === record.id;
+    const next = chunks.slice();
+    if (replaces) {
+      const copy = chunk.slice();
+      copy[at] = record;
+      next[c] = Object.freeze(copy);
+    } else if (at === chunk.length && c === chunks.length - 1 && chunk.length >= CHUNK) {
+      next.push(Object.freeze([record]));
+    } else {
+      const copy = [...chunk.slice(0, at), record, ...chunk.slice(at)];
+      if (copy.length > 2 * CHUNK) {
+        next.splice(c, 1, Object.freeze(copy.slice(0, CHUNK)), Object.freeze(copy.slice(CHUNK)));
+      } else {
+        next[c] = Object.freeze(copy);
+      }
+    }
+    return new LiveRecords(next, this.#midstates.slice(0, c), this.#size + (replaces ? 0 : 1));
+  }
+
+  /** This map without the given ids (absent ones ignored); `this` is unchanged. */
+  without(ids: Iterable<bigint>): LiveRecords {
+    const drop = new Set(ids);
+    if (drop.size === 0) return this;
+    const next: Chunk[] = [];
+    let firstChanged = -1;
+    let size = 0;
+    this.#chunks.forEach((chunk, i) => {
+      const kept = chunk.some((r) => drop.has(r.id)) ? chunk.filter((r) => !drop.has(r.id)) : chunk;
+      if (kept !== chunk && firstChanged < 0) firstChanged = i;
+      size += kept.length;
+      if (kept.length > 0) next.push(kept === chunk ? chunk : Object.freeze(kept));
+    });
+    if (firstChanged < 0) return this;
+    // Sealing leaves holes: repack once chunks run at under half their capacity on average.
+    if (next.length > 2 * Math.ceil(size / CHUNK) + 1) return LiveRecords.from(this.#valuesOf(next));
+    return new LiveRecords(next, this.#midstates.slice(0, firstChanged), size);
+  }
+
+  *#valuesOf(chunks: readonly Chunk[]): IterableIterator<InferenceRecord> {
+    for (const chunk of chunks) yield* chunk;
+  }
+
+  /** Live records in ascending id. */
+  ascending(): InferenceRecord[] {
+    return this.#chunks.flat();
+  }
+
+  /** The last `n` records in ascending id. */
+  newest(n: number): InferenceRecord[] {
+    const out: InferenceRecord[] = [];
+    for (let c = this.#chunks.length - 1; c >= 0 && out.length < n; c--) {
+      const chunk = this.#chunks[c]!;
+      for (let i = chunk.length - 1; i >= 0 && out.length < n; i--) out.push(chunk[i]!);
+    }
+    return out.reverse();
+  }
+
+  /** live_hash (§6): H(InferencesMapProto of the live records, ascending id); H("") when empty. */
+  liveHash(): Uint8Array {
+    if (this.#liveHash) return this.#liveHash;
+    const chunks = this.#chunks;
+    const mids = this.#midstates;
+    // Midstates are valid for a prefix only; find its end.
+    let from = 0;
+    while (from < chunks.length - 1 && mids[from] !== undefined) from++;
+    const h = from === 0 ? createHash('sha256') : mids[from - 1]!.copy();
+    for (let i = from; i < chunks.length; i++) {
+      hashChunk(h, chunks[i]!);
+      // The last chunk changes on every Start; a midstate after it would rarely be reused.
+      if (i < chunks.length - 1) mids[i] = h.copy();
+    }
+    this.#liveHash = new Uint8Array(h.digest());
+    return this.#liveHash;
+  }
+
+  *values(): MapIterator<InferenceRecord> {
+    for (const chunk of this.#chunks) yield* chunk;
+  }
+
+  *keys(): MapIterator<bigint> {
+    for (const chunk of this.#chunks) for (const r of chunk) yield r.id;
+  }
+
+  *entries(): MapIterator<[bigint, InferenceRecord]> {
+    for (const chunk of this.#chunks) for (const r of chunk) yield [r.id, r];
+  }
+
+  [Symbol.iterator](): MapIterator<[bigint, InferenceRecord]> {
+    return this.entries();
+  }
+
+  forEach(
+    fn: (value: InferenceRecord, key: bigint, map: ReadonlyMap<bigint, InferenceRecord>) => void,
+  ): void {
+    for (const chunk of this.#chunks) for (const r of chunk) fn(r, r.id, this);
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'LiveRecords';
+  }
+}
+
+/**
+ * The state's live map as LiveRecords: itself, or (for a plain Map, e.g. built by a test or a
+ * snapshot decoder) an equivalent LiveRecords, O(n) once: withRoot stores the result in the state.
+ */
+export function liveRecordsOf(inferences: ReadonlyMap<bigint, InferenceRecord>): LiveRecords {
+  if (inferences instanceof LiveRecords) return inferences;
+  for (const [id, r] of inferences) {
+    if (r.id !== id) throw new RangeError(`live record ${r.id} stored under ${id}`);
+  }
+  return LiveRecords.from(inferences.values());
+}
