@@ -30,13 +30,14 @@ describe('a failed write-ahead', () => {
         throw new Error('database unavailable');
       },
     });
-    const s = await t.open({ store: failing, fencingToken: 2n });
+    // One attempt: the outcome stays unknown, the request fails and nothing is adopted (append.ts).
+    const s = await t.open({ store: failing, appendAttempts: 1 });
     const before = s.state;
     const records = fingerprint(before);
     const root = hex(before.root);
     expect(before.inferences.size).toBeGreaterThan(32);
 
-    await expect(s.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.ReloadRequired });
+    await expect(s.infer(request())).rejects.toMatchObject({ code: SessionErrorCode.WriteFailed });
 
     expect(s.state).toBe(before);
     expect(fingerprint(s.state)).toEqual(records);
@@ -52,7 +53,7 @@ describe('a failed write-ahead', () => {
     expect(hex(a.state.root)).toBe(hex(b.state.root));
     expect(fingerprint(before)).toEqual(records);
 
-    const reopened = await t.open({ fencingToken: 3n });
+    const reopened = await t.open();
     expect(hex(reopened.state.root)).toBe(root);
     expect((await reopened.infer(request())).nonce).toBe(before.latestNonce + 1n);
   });
