@@ -48,8 +48,8 @@ export interface OwnedSessionsOptions {
   /** Unique per process start; no ':'. */
   readonly replicaId: string;
   /**
-   * Lease TTL. Must exceed the longest session open: replaying stored diffs is synchronous CPU work,
-   * during which no renewal timer can fire (seconds in production, e.g. 10 000; tests use ~1 500).
+   * Lease TTL (seconds in production, e.g. 10 000; tests use ~1 500). Replay yields to the event loop
+   * every few tens of milliseconds, so the lease renews while a long session opens.
    */
   readonly leaseTtlMs: number;
   readonly leaseSafetyMarginMs?: number;
