@@ -92,7 +92,11 @@ describe('replay gives the event loop back', () => {
     const { t, state, fencingToken } = built;
     // A snapshot that does not verify: the open falls back to replaying all diffs from nonce 1.
     const bogus = new Uint8Array(64).fill(1);
-    await t.store.saveSnapshot(ESCROW_ID, { nonce: BigInt(size), root: state.root, state: bogus }, fencingToken);
+    await t.store.saveSnapshot(
+      ESCROW_ID,
+      { nonce: BigInt(size), root: state.root, state: bogus },
+      fencingToken,
+    );
 
     const lease = timerLease(600);
     try {
