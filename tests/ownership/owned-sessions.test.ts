@@ -20,8 +20,8 @@ import {
   ReplicaDirectory,
   readActiveEscrows,
 } from '@gonka-gateway/escrow-runtime';
-import { insertEscrowRows } from '@gonka-gateway/escrow-runtime/testing';
-import { decodePoolState, redisKeys } from '@gonka-gateway/shared';
+import { insertEscrowRows, startPrivateRedis } from '@gonka-gateway/escrow-runtime/testing';
+import { closeRedis, decodePoolState, openRedis, redisKeys } from '@gonka-gateway/shared';
 import {
   createTestDatabase,
   createTestRedis,
@@ -65,10 +65,11 @@ function divergingTransport(inner: HostTransport): HostTransport {
   };
 }
 
-function registry(replicaId: string, events: [bigint, SessionEvent][] = []): OwnedSessions {
+function registry(replicaId: string, events: [bigint, SessionEvent][] = [], redis = t.redis): OwnedSessions {
   const signer = gateway.creator.key;
   return new OwnedSessions({
-    redis: t.redis,
+    sql: db.sql,
+    redis,
     keys,
     replicaId,
     leaseTtlMs: 1_500,
@@ -99,6 +100,31 @@ const input = (tag: string) => ({
   inputLength: BigInt(body(tag).length),
   maxTokens: 64n,
 });
+
+async function escrowRow(escrowId: bigint) {
+  const [row] = await db.sql<{ active: boolean; last_error: string | null }[]>`
+    select active, last_error from escrows where escrow_id = ${escrowId.toString()}`;
+  return row;
+}
+
+async function expectNotClaimedAfterFlushall(escrowId: bigint): Promise<void> {
+  const server = await startPrivateRedis();
+  const redis = openRedis(server.url);
+  const claimer = registry('r4', [], redis);
+  const directory = new ReplicaDirectory({ redis, keys, replicaId: 'r4', url: 'http://r4', ttlMs: 1_500 });
+  try {
+    await redis.flushall();
+    await directory.register();
+    const loop = new ClaimLoop({ sql: db.sql, redis, keys, directory, target: claimer, overdueAfterMs: 0 });
+    const pass = await loop.pass();
+    expect(pass.claimed).not.toContain(escrowId);
+    expect(claimer.owned().has(escrowId)).toBe(false);
+  } finally {
+    await claimer.close();
+    await closeRedis(redis);
+    await server.stop();
+  }
+}
 
 async function pool(escrowId: bigint) {
   return decodePoolState(await t.redis.hgetall(keys.poolEscrow(escrowId)));
@@ -199,6 +225,14 @@ describe('OwnedSessions', () => {
       expect(pass.claimed).not.toContain(id);
       expect(other.owned().has(id)).toBe(false);
       await directory.stop();
+
+      // The fault is in Postgres too: after Redis lost everything (FLUSHALL, here on a private
+      // redis-server) and with it the `faulted` status, a claim pass still leaves the escrow alone.
+      expect(await escrowRow(id)).toMatchObject({
+        active: false,
+        last_error: expect.stringMatching(/diverged/),
+      });
+      await expectNotClaimedAfterFlushall(id);
     } finally {
       diverging.delete(id.toString());
       await owned.close();

@@ -295,6 +295,17 @@ describe('ownership across processes', () => {
       await session.close();
       await lease.release();
     }
+    // The owners kept running through the finalize and never took the escrow back: nobody acquired
+    // the session after the controller, and with its lease released it stays unowned (no longer
+    // `active` in Postgres), also after a few more claim passes.
+    expect((await cluster.store.load(escrow.id.toString()))!.fencingToken).toBe(session.fencingToken);
+    await new Promise((r) => setTimeout(r, LEASE_TTL_MS));
+    expect(await cluster.redis.get(cluster.keys.escrowLease(escrow.id))).toBeNull();
+    for (const running of cluster.owners.values()) {
+      expect((await cluster.owned(running)).map((e) => String(e.escrowId))).not.toContain(
+        escrow.id.toString(),
+      );
+    }
   });
 
   it('after every owner is stopped, each escrow (also the killed owner’s) finalizes and settles to the ngonka', async () => {

@@ -1,8 +1,11 @@
 // One replica's ownership machinery wired together (architecture §2): the replica directory entry,
-// the registry of owned sessions and the claim loop. The proxy and the owner node of the tests build
+// the registry of owned sessions and the claim loop, on a Redis connection of its own whose commands
+// time out (bounded-redis.ts). The proxy and the owner node of the tests build
 // it the same way; `close()` hands every escrow back (drain) before the replica leaves.
-import type { Logger } from '@gonka-gateway/shared';
+import { closeRedis, type Logger } from '@gonka-gateway/shared';
+import type { Redis } from 'ioredis';
 import type { Sql } from 'postgres';
+import { boundedRedis } from './bounded-redis.js';
 import { ClaimLoop } from './claim/claim-loop.js';
 import { ReplicaDirectory } from './claim/replica-directory.js';
 import { OwnedSessions, type OwnedSessionsOptions } from './owned/owned-sessions.js';
@@ -17,6 +20,11 @@ export interface OwnershipRuntimeOptions extends Omit<OwnedSessionsOptions, 'log
   readonly claimEveryMs?: number;
   /** Unowned this long → claimed beyond the fair share (default: the lease TTL). */
   readonly overdueAfterMs?: number;
+  /**
+   * Every Redis command of the runtime fails after this long (default TTL/3, at least 100 ms), so
+   * claiming and close() go on while Redis is down. The runtime opens its own connection for it.
+   */
+  readonly redisCommandTimeoutMs?: number;
   readonly log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
@@ -24,12 +32,19 @@ export class OwnershipRuntime {
   readonly sessions: OwnedSessions;
   readonly directory: ReplicaDirectory;
   readonly claims: ClaimLoop;
+  /** The runtime's own connection (boundedRedis), closed by close(). */
+  readonly redis: Redis;
 
   constructor(options: OwnershipRuntimeOptions) {
     const onError = (error: Error) => options.log?.warn({ err: error }, 'ownership background task failed');
-    this.sessions = new OwnedSessions(options);
+    const redis = boundedRedis(
+      options.redis,
+      options.redisCommandTimeoutMs ?? Math.max(100, Math.floor(options.leaseTtlMs / 3)),
+    );
+    this.redis = redis;
+    this.sessions = new OwnedSessions({ ...options, redis });
     this.directory = new ReplicaDirectory({
-      redis: options.redis,
+      redis,
       keys: options.keys,
       replicaId: options.replicaId,
       url: options.url,
@@ -38,7 +53,7 @@ export class OwnershipRuntime {
     });
     this.claims = new ClaimLoop({
       sql: options.sql,
-      redis: options.redis,
+      redis,
       keys: options.keys,
       directory: this.directory,
       target: this.sessions,
@@ -58,5 +73,6 @@ export class OwnershipRuntime {
     await this.claims.stop();
     await this.directory.stop();
     await this.sessions.close();
+    await closeRedis(this.redis);
   }
 }

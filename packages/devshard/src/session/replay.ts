@@ -4,6 +4,7 @@
 // stored root, and restore the pending queue, host progress and the payloads of inferences still
 // Pending. A reloaded session therefore continues at last + 1 and never signs a nonce twice; its work
 // at open is bounded by the snapshot interval, not by the nonce.
+import { performance } from 'node:perf_hooks';
 import { SessionPhase } from '../hash/state-root.js';
 import { decodeTx } from '../proto/devshard-tx.js';
 import type { RecoverFn } from '../signing/primitive.js';
@@ -16,7 +17,7 @@ import { DEFAULT_DIFF_WINDOW, DiffLog } from './diff-log.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { PendingQueue } from './pending-queue.js';
-import { restoreSnapshot, type SnapshotBase } from './snapshots.js';
+import { nextTurn, restoreSnapshot, type SnapshotBase } from './snapshots.js';
 import type { SessionStore, StoredDiff, StoredSession } from './store.js';
 import { isStamped } from './write-ahead.js';
 
@@ -40,16 +41,25 @@ export interface ReplayOptions {
 }
 
 /**
+ * Replay gives the event loop back after this much CPU time: a full replay of 20 000 diffs takes
+ * tens of seconds, and the lease of the opening process must keep renewing meanwhile (its renewal
+ * timer and Redis replies need the loop; issue 8 item 2). A turn costs microseconds.
+ */
+export const REPLAY_TURN_MS = 20;
+/** Diffs applied between two looks at the clock (one diff is ~1 ms of signature checks). */
+const DIFFS_PER_CLOCK_CHECK = 8;
+
+/**
  * `recover` verifies signatures during replay; `live` (the chain's warm-key lookup) judges the
  * stored pending txs, which no diff has bound yet. `stored.diffs` must continue `options.base` (or
- * start at nonce 1 without one).
+ * start at nonce 1 without one). Yields to the event loop every REPLAY_TURN_MS.
  */
-export function replaySession(
+export async function replaySession(
   stored: StoredSession,
   recover: RecoverFn,
   live: ApplyContext,
   options: ReplayOptions = {},
-): Replayed {
+): Promise<Replayed> {
   const { record } = stored;
   const { base } = options;
   if (stored.snapshot && !base) {
@@ -69,7 +79,12 @@ export function replaySession(
     recover,
     replay: true,
   };
-  for (const d of stored.diffs) {
+  let turnStarted = performance.now();
+  for (const [i, d] of stored.diffs.entries()) {
+    if (i % DIFFS_PER_CLOCK_CHECK === 0 && performance.now() - turnStarted >= REPLAY_TURN_MS) {
+      await nextTurn();
+      turnStarted = performance.now();
+    }
     let next: SessionState;
     try {
       next = applyDiff(state, d.diff, ctx).state;

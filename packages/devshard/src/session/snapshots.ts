@@ -6,7 +6,12 @@
 // ignored (a `snapshot_rejected` event) and the session replays every diff. Saving is never on a
 // request's path: a failed save is a `store_error` event and the next due append tries again.
 import { sessionFromEscrow } from '../state/init.js';
-import { decodeStateSnapshot, encodeStateSnapshot, encodeStateSnapshotSteps } from '../state/snapshot.js';
+import {
+  decodeStateSnapshot,
+  decodeStateSnapshotSteps,
+  encodeStateSnapshot,
+  encodeStateSnapshotSteps,
+} from '../state/snapshot.js';
 import type { SessionState } from '../state/types.js';
 import { inBackground, type SessionContext } from './context.js';
 import { fencedWrite } from './ownership.js';
@@ -31,7 +36,8 @@ export function encodeSessionSnapshot(state: SessionState, firstStampNonce: bigi
   return envelope(encodeStateSnapshot(state), firstStampNonce);
 }
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Resolves on the event loop's next check phase: timers and I/O callbacks run first. */
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** encodeSessionSnapshot, giving the event loop back between steps (requests keep flowing). */
 async function encodeSessionSnapshotInTurns(
@@ -56,11 +62,32 @@ function envelope(inner: Uint8Array, firstStampNonce: bigint | undefined): Uint8
 }
 
 export function decodeSessionSnapshot(bytes: Uint8Array): SnapshotBase {
+  return fromEnvelope(bytes, decodeStateSnapshot(checkEnvelope(bytes)));
+}
+
+/**
+ * decodeSessionSnapshot, giving the event loop back between steps: a session opens while its lease
+ * keeps renewing (the renewal timer needs the loop, issue 8 item 2).
+ */
+export async function decodeSessionSnapshotInTurns(bytes: Uint8Array): Promise<SnapshotBase> {
+  const steps = decodeStateSnapshotSteps(checkEnvelope(bytes));
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return fromEnvelope(bytes, next.value);
+    await nextTurn();
+  }
+}
+
+/** The state snapshot inside a known envelope. */
+function checkEnvelope(bytes: Uint8Array): Uint8Array {
   if (bytes.length < ENVELOPE_BYTES || bytes[0] !== ENVELOPE_VERSION || bytes[1]! > 1) {
     throw new Error(`unknown snapshot envelope (version ${bytes[0]})`);
   }
+  return bytes.subarray(ENVELOPE_BYTES);
+}
+
+function fromEnvelope(bytes: Uint8Array, state: SessionState): SnapshotBase {
   const stamp = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(2);
-  const state = decodeStateSnapshot(bytes.subarray(ENVELOPE_BYTES));
   if (bytes[1] === 1 && stamp > state.latestNonce) throw new Error('stamp nonce beyond the snapshot');
   return { state, firstStampNonce: bytes[1] === 1 ? stamp : undefined };
 }
@@ -98,7 +125,7 @@ export async function restoreSnapshot(
   if (!snapshot) return { rejected: 'no snapshot' };
   let base: SnapshotBase;
   try {
-    base = decodeSessionSnapshot(snapshot.state);
+    base = await decodeSessionSnapshotInTurns(snapshot.state);
   } catch (error) {
     return { rejected: (error as Error).message };
   }

@@ -243,6 +243,18 @@ export function snapshotClaimedRoot(bytes: Uint8Array): Uint8Array {
  * encoding or when the recomputed root differs from the root written into the snapshot.
  */
 export function decodeStateSnapshot(bytes: Uint8Array): SessionState {
+  const steps = decodeStateSnapshotSteps(bytes);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/**
+ * The same decoding in steps: yields after every SNAPSHOT_RECORDS_PER_STEP records, so a caller can
+ * give the event loop back (a lease keeps renewing while a long session opens, issue 8 item 2).
+ */
+export function* decodeStateSnapshotSteps(bytes: Uint8Array): Generator<void, SessionState, void> {
   if (bytes.length < 1 + 2 * CHECKSUM_BYTES) malformed('too short');
   if (bytes[0] !== SNAPSHOT_FORMAT_VERSION) malformed(`unknown format version ${bytes[0]}`);
   const body = bytes.subarray(0, bytes.length - CHECKSUM_BYTES);
@@ -274,6 +286,7 @@ export function decodeStateSnapshot(bytes: Uint8Array): SessionState {
     if (record.id <= lastId) malformed('records not in ascending id');
     lastId = record.id;
     inferences.set(record.id, record);
+    if ((i + 1) % SNAPSHOT_RECORDS_PER_STEP === 0) yield;
   }
 
   const idCount = r.uint();
@@ -285,6 +298,7 @@ export function decodeStateSnapshot(bytes: Uint8Array): SessionState {
     id += delta;
     ids[i] = id;
   }
+  yield;
   const startedIds = idLogOfAscending(ids);
   if (id > latestNonce || lastId > latestNonce) malformed('id beyond the latest nonce');
   for (const liveId of inferences.keys()) {

@@ -1,6 +1,8 @@
 // The escrows a replica may own (architecture §2.2, §3): state `active` and the local `active` flag
 // set (spec §2.1). Anything else (draining, finalizing, deactivated…) is never claimed, and an owner
-// hands such an escrow back (drain) on its next claim pass.
+// hands such an escrow back (drain) on its next claim pass. A faulted session (issue 8 "breakers")
+// clears the `active` flag with its cause in last_error, so it stays unclaimed even when Redis loses
+// the pool's `faulted` status; an operator re-activates it after looking.
 import type { Sql } from 'postgres';
 
 export interface ActiveEscrow {
@@ -26,4 +28,14 @@ export async function readActiveEscrows(sql: Sql): Promise<ActiveEscrow[]> {
     signerKeyEnv: r.signer_key_env,
     hasEncryptedKey: r.encrypted,
   }));
+}
+
+/**
+ * Takes a faulted escrow out of claiming for good: `active` = false (the local flag of spec §2.1,
+ * which readActiveEscrows honours) and the cause in last_error. The lifecycle `state` is left alone,
+ * so the controller can still finalize it.
+ */
+export async function recordEscrowFault(sql: Sql, escrowId: bigint, lastError: string): Promise<void> {
+  await sql`update escrows set active = false, last_error = ${lastError}, updated_at = now()
+             where escrow_id = ${escrowId.toString()}`;
 }

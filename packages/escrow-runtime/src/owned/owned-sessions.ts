@@ -31,7 +31,8 @@ import {
 } from '@gonka-gateway/devshard';
 import type { Logger, RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
-import type { ActiveEscrow } from '../claim/active-escrows.js';
+import type { Sql } from 'postgres';
+import { type ActiveEscrow, recordEscrowFault } from '../claim/active-escrows.js';
 import type { ClaimTarget } from '../claim/claim-loop.js';
 import { EscrowLease, type LeaseLossReason } from '../lease/escrow-lease.js';
 import { PoolPublisher } from './pool-publisher.js';
@@ -48,8 +49,8 @@ export interface OwnedSessionsOptions {
   /** Unique per process start; no ':'. */
   readonly replicaId: string;
   /**
-   * Lease TTL. Must exceed the longest session open: replaying stored diffs is synchronous CPU work,
-   * during which no renewal timer can fire (seconds in production, e.g. 10 000; tests use ~1 500).
+   * Lease TTL (seconds in production, e.g. 10 000; tests use ~1 500). Replay yields to the event loop
+   * every few tens of milliseconds, so the lease renews while a long session opens.
    */
   readonly leaseTtlMs: number;
   readonly leaseSafetyMarginMs?: number;
@@ -67,6 +68,11 @@ export interface OwnedSessionsOptions {
   readonly maintenanceEveryMs?: number;
   /** Pending host txs are flushed in a diff of their own after this long without a request (default 10 s). */
   readonly flushIdleMs?: number;
+  /**
+   * Where a fault is recorded for good (escrows.active = false, last_error = the cause), so that no
+   * replica claims the escrow again even after Redis lost the pool's `faulted` status.
+   */
+  readonly sql?: Sql;
   readonly log?: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Every session event of every owned escrow (metrics, tests). */
   readonly onSessionEvent?: (escrowId: bigint, event: SessionEvent) => void;
@@ -335,13 +341,38 @@ export class OwnedSessions implements ClaimTarget {
     this.#o.log?.error({ escrowId: id.toString(), code: error.code, err: error }, 'escrow session faulted');
     const cause = error.message.slice(0, 500);
     const leaseValue = e.lease.value;
-    void this.#end(e, () =>
-      this.#publisher.update(id, e.escrow.modelId, leaseValue, { status: 'faulted', cause }),
-    );
+    // In Postgres before the lease is released: Redis may lose the `faulted` status below (FLUSHALL,
+    // failover), and the claim loop reads only active escrows from Postgres.
+    const recorded = this.#recordFault(id, `session faulted (${error.code}): ${cause}`);
+    void this.#end(e, async () => {
+      await recorded;
+      await this.#publisher.update(id, e.escrow.modelId, leaseValue, { status: 'faulted', cause });
+    });
     // Visible at once, before the drain finishes.
     void this.#publisher
       .update(id, e.escrow.modelId, leaseValue, { status: 'faulted', cause })
       .catch(() => false);
+  }
+
+  /** Retried a few times: a fault not in Postgres could be claimed again after a Redis data loss. */
+  async #recordFault(escrowId: bigint, lastError: string): Promise<void> {
+    const sql = this.#o.sql;
+    if (!sql) return;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await recordEscrowFault(sql, escrowId, lastError);
+        return;
+      } catch (error) {
+        if (attempt >= 5) {
+          this.#o.log?.error(
+            { escrowId: escrowId.toString(), err: error },
+            'recording the session fault in Postgres failed: only the pool state keeps the escrow unclaimed',
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      }
+    }
   }
 
   async #publishProgress(e: Entry): Promise<void> {

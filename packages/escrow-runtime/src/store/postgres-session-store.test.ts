@@ -1,6 +1,8 @@
 // The SessionStore contract (packages/devshard store-contract.ts, unchanged) against real Postgres,
-// on a database of its own migrated like production.
+// on a database of its own migrated like production; once on a plain postgres.js pool and once on
+// the drizzle-wrapped handle the apps get from openDatabase() (its json serializers differ).
 import { sessionStoreContract } from '@gonka-gateway/devshard';
+import { type Database, openDatabase } from '@gonka-gateway/shared';
 import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';
 import postgres, { type Sql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,9 +11,14 @@ import { PostgresSessionStore } from './postgres-session-store.js';
 let database: TestDatabase;
 let sql: Sql<Record<string, never>>;
 let store: PostgresSessionStore;
+let appDatabase: TestDatabase;
+let app: Database;
+let appStore: PostgresSessionStore;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
+  [database, appDatabase] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+  app = openDatabase(appDatabase.url, { max: 16 });
+  appStore = new PostgresSessionStore(app.sql);
   // Enough connections that racing writers really run at once instead of queueing in the pool.
   sql = postgres(database.url, { max: 16, onnotice: () => {} });
   store = new PostgresSessionStore(sql);
@@ -19,10 +26,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sql?.end({ timeout: 5 });
-  await database?.drop();
+  await app?.close();
+  await Promise.all([database?.drop(), appDatabase?.drop()]);
 });
 
 sessionStoreContract('postgres', () => store, { describe, it });
+sessionStoreContract('postgres on openDatabase()', () => appStore, { describe, it });
 
 describe('PostgresSessionStore uint64 columns', () => {
   it('keeps escrow ids, amounts and nonces exact up to 2^64 − 1', async () => {

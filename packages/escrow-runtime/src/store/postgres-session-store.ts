@@ -45,6 +45,14 @@ interface HeadRow {
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
 
+/**
+ * JSON sent as text and cast by Postgres (`::text::jsonb`): the handle of @gonka-gateway/shared
+ * openDatabase() is wrapped by drizzle, which replaces postgres.js's json/jsonb serializers with
+ * pass-through ones, so `sql.json(…)` would send an object where a string is expected. A text
+ * parameter goes through the same way on both handles.
+ */
+const jsonText = (value: unknown): string => JSON.stringify(value);
+
 const sameBytes = (a: Uint8Array, b: Uint8Array) => toBuffer(a).equals(toBuffer(b));
 
 /**
@@ -67,7 +75,7 @@ export class PostgresSessionStore implements SessionStore {
   async create(record: SessionRecord): Promise<void> {
     const rows = await this.#sql`
       insert into session_heads (escrow_id, record)
-      values (${record.escrowId}::numeric, ${this.#sql.json(recordToJson(record) as never)})
+      values (${record.escrowId}::numeric, ${jsonText(recordToJson(record))}::text::jsonb)
       on conflict (escrow_id) do nothing
       returning 1 as created`;
     if (rows.length === 0) throw new SessionStoreError(SessionStoreErrorCode.Exists, record.escrowId);
@@ -140,7 +148,7 @@ export class PostgresSessionStore implements SessionStore {
           (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
         select escrow_id, ${diff.nonce.toString()}::numeric, ${toBuffer(txsBlob(diff))}::bytea,
           ${toBuffer(diff.diff.userSig)}::bytea, ${toBuffer(diff.diff.postStateRoot)}::bytea,
-          ${toBuffer(diff.root)}::bytea, ${sql.json(diff.warmKeysBound.map((b) => ({ ...b })) as never)}::jsonb,
+          ${toBuffer(diff.root)}::bytea, ${jsonText(diff.warmKeysBound.map((b) => ({ ...b })))}::text::jsonb,
           ${token.toString()}::bigint
         from head
       ), payload as (
@@ -181,7 +189,7 @@ export class PostgresSessionStore implements SessionStore {
              (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
            values (${escrowId}::numeric, ${nonce}::numeric, ${toBuffer(txsBlob(diff))},
              ${toBuffer(diff.diff.userSig)}, ${toBuffer(diff.diff.postStateRoot)}, ${toBuffer(diff.root)},
-             ${tx.json(diff.warmKeysBound.map((b) => ({ ...b })) as never)}, ${fencingToken.toString()}::bigint)`,
+             ${jsonText(diff.warmKeysBound.map((b) => ({ ...b })))}::text::jsonb, ${fencingToken.toString()}::bigint)`,
         tx`update session_heads set last_nonce = ${nonce}::numeric, updated_at = now()
            where escrow_id = ${escrowId}::numeric`,
       ];
@@ -232,6 +240,7 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
+  // text[] first: drizzle makes the numeric[] serializer (oid 1231) a pass-through.
   async prunePayloads(
     escrowId: string,
     inferenceIds: readonly bigint[],
@@ -241,7 +250,7 @@ export class PostgresSessionStore implements SessionStore {
       await this.#fenced(tx, escrowId, fencingToken);
       if (inferenceIds.length === 0) return;
       await tx`delete from session_payloads
-        where escrow_id = ${escrowId}::numeric and inference_id = any(${inferenceIds.map(String)}::numeric[])`;
+        where escrow_id = ${escrowId}::numeric and inference_id = any(${inferenceIds.map(String)}::text[]::numeric[])`;
     });
   }
 

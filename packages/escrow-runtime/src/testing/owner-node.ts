@@ -14,7 +14,6 @@ import type { AddressInfo } from 'node:net';
 import { createChainClient } from '@gonka-gateway/chain';
 import { HttpHostTransport, isSessionError, systemClock } from '@gonka-gateway/devshard';
 import { closeRedis, createLogger, openDatabase, openRedis, redisKeys } from '@gonka-gateway/shared';
-import postgres from 'postgres';
 import { creatorKeyFromEnv } from '../owned/creator-key.js';
 import { HostDirectory } from '../owned/host-directory.js';
 import { NotOwnedError } from '../owned/owned-sessions.js';
@@ -63,14 +62,8 @@ async function readBody(req: IncomingMessage): Promise<Uint8Array> {
 export async function startOwnerNode(options: OwnerNodeOptions): Promise<OwnerNode> {
   const replicaId = options.replicaId ?? `owner-${randomBytes(4).toString('hex')}`;
   const log = createLogger({ level: options.logLevel ?? 'warn', name: replicaId });
-  const database = openDatabase(options.databaseUrl, { max: 4, applicationName: replicaId });
-  // The store gets a plain postgres.js pool: drizzle's wrapper replaces the json serializers the
-  // store's sql.json relies on.
-  const storeSql = postgres(options.databaseUrl, {
-    max: 8,
-    onnotice: () => {},
-    connection: { application_name: `${replicaId}-store` },
-  });
+  // One pool for the claim loop and the store: the drizzle-wrapped handle the apps have.
+  const database = openDatabase(options.databaseUrl, { max: 10, applicationName: replicaId });
   const redis = openRedis(options.redisUrl, { name: replicaId });
   const keys = redisKeys(options.keyPrefix);
   const client = createChainClient({
@@ -93,7 +86,7 @@ export async function startOwnerNode(options: OwnerNodeOptions): Promise<OwnerNo
     replicaId,
     url,
     leaseTtlMs: options.leaseTtlMs,
-    store: new PostgresSessionStore(storeSql),
+    store: new PostgresSessionStore(database.sql),
     signerFor: creatorKeyFromEnv(options.env),
     resolveHost: hosts.resolve,
     transportFor: (signer) => {
@@ -192,7 +185,6 @@ export async function startOwnerNode(options: OwnerNodeOptions): Promise<OwnerNo
       server.close();
       await closeRedis(redis);
       await database.close();
-      await storeSql.end({ timeout: 5 });
     },
   };
 }

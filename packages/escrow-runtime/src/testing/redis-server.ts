@@ -36,9 +36,10 @@ function started(child: ChildProcess): Promise<void> {
   });
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/** `port`: start on that port (e.g. to restart a stopped server where its clients reconnect). */
+export async function startPrivateRedis(options: { port?: number } = {}): Promise<PrivateRedis> {
   for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
+    const port = options.port ?? (await freePort());
     const child = spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
@@ -47,7 +48,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     try {
       await started(child);
     } catch (error) {
-      if (attempt < 3) continue; // the port was taken in between
+      if (attempt < 3 && options.port === undefined) continue; // the port was taken in between
       throw error;
     }
     child.stdout?.resume();
