@@ -38,6 +38,9 @@ export interface ProxyTuning {
   readonly bodyLimit?: number;
   /** Attempts when a host fails before the first byte (default 2). */
   readonly maxAttempts?: number;
+  /** Pending host txs flushed after this long without a request (default 10 s). */
+  readonly flushIdleMs?: number;
+  readonly maintenanceEveryMs?: number;
   /** Settings re-read period (default 1 s). */
   readonly settingsRefreshMs?: number;
 }
@@ -77,6 +80,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     env: deps.env ?? process.env,
     ...(tuning.leaseTtlMs !== undefined ? { leaseTtlMs: tuning.leaseTtlMs } : {}),
     ...(tuning.allowPrivateHosts !== undefined ? { allowPrivateHosts: tuning.allowPrivateHosts } : {}),
+    ...(tuning.flushIdleMs !== undefined ? { flushIdleMs: tuning.flushIdleMs } : {}),
+    ...(tuning.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: tuning.maintenanceEveryMs } : {}),
     ...(log ? { log } : {}),
   });
   const sessions = ownership.runtime.sessions;

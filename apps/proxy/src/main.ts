@@ -16,6 +16,7 @@ runService({
       tuning: {
         ...(leaseTtlMs !== undefined && Number.isFinite(leaseTtlMs) ? { leaseTtlMs } : {}),
         allowPrivateHosts: env.GATEWAY_ALLOW_PRIVATE_HOSTS === 'on',
+        ...(env.GATEWAY_FLUSH_IDLE_MS ? { flushIdleMs: Number(env.GATEWAY_FLUSH_IDLE_MS) } : {}),
       },
     }),
 });

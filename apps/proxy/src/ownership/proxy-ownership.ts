@@ -23,6 +23,9 @@ export interface ProxyOwnershipOptions {
   readonly leaseTtlMs?: number;
   /** Allow loopback/private host addresses (devnet, tests). */
   readonly allowPrivateHosts?: boolean;
+  /** Pending host txs flushed after this long without a request (default 10 s). */
+  readonly flushIdleMs?: number;
+  readonly maintenanceEveryMs?: number;
   readonly log?: Logger;
 }
 
@@ -65,6 +68,8 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     signerFor: creatorKeyFromEnv(options.env),
     resolveHost,
     prepare: () => hosts.refresh(),
+    ...(options.flushIdleMs !== undefined ? { flushIdleMs: options.flushIdleMs } : {}),
+    ...(options.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: options.maintenanceEveryMs } : {}),
     ...(log ? { log } : {}),
   });
   return {
