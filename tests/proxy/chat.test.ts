@@ -3,6 +3,9 @@
 // max_tokens, admission, disabled mode, /v1/models, /v1/status, /healthz, /readyz; a client that
 // leaves before the first byte, mid-stream or after the last chunk leaves the session consistent
 // with the Finish folded in.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerOf } from '../devshard-devnet/ledger.js';
@@ -17,15 +20,38 @@ import {
 
 let stack: ProxyStack;
 let replica: InProcessReplica;
+/** Stands in for the controller: answers every request with what it received. */
+let controller: Server;
+const controllerSaw: { method: string; url: string; body: string; auth: string | undefined }[] = [];
 
 beforeAll(async () => {
+  controller = createServer(async (req, res) => {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const seen = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      body: Buffer.concat(parts).toString('utf8'),
+      auth: req.headers.authorization,
+    };
+    controllerSaw.push(seen);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ controller: true, method: seen.method, url: seen.url, body: seen.body }));
+  });
+  controller.listen(0, '127.0.0.1');
+  await once(controller, 'listening');
+  const controllerUrl = `http://127.0.0.1:${(controller.address() as AddressInfo).port}`;
   stack = await ProxyStack.start(2);
-  replica = await stack.startInProcess('solo', { GATEWAY_MAX_CONCURRENT_REQUESTS: '3' });
+  replica = await stack.startInProcess('solo', {
+    GATEWAY_MAX_CONCURRENT_REQUESTS: '3',
+    GATEWAY_CONTROLLER_URL: controllerUrl,
+  });
   await waitFor('both escrows owned', async () => (await stack.ownedBy(replica)).length === 2);
 }, 90_000);
 
 afterAll(async () => {
   await stack?.close();
+  controller?.close();
 });
 
 const messages = [{ role: 'user' as const, content: 'Tell me about fencing tokens' }];
@@ -60,5 +86,303 @@ describe('chat completions through the proxy', () => {
     }
     expect(text.length).toBeGreaterThan(0);
     expect(usage?.completion_tokens).toBeGreaterThan(0);
+  });
+});
+
+interface Sent {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: () => { error: { message: string; type: string; param: string | null; code: string } };
+}
+
+async function post(
+  path: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<Sent> {
+  const res = await fetch(`${replica.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', ...headers },
+    body,
+    redirect: 'manual',
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+const chat = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: QWEN_MODEL, messages, max_tokens: 64, ...extra });
+
+/** The maxTokens of the newest StartInference over both escrows (what the session reserved). */
+async function lastReservedMaxTokens(): Promise<bigint | undefined> {
+  let newest: { at: number; maxTokens: bigint } | undefined;
+  for (const escrow of stack.escrows) {
+    const diffs = await stack.storedDiffs(escrow.id);
+    for (const d of diffs) {
+      for (const { tx } of d.diff.txs) {
+        if (tx.kind !== 'startInference') continue;
+        const at = Number(tx.msg.startedAt);
+        if (!newest || at >= newest.at) newest = { at, maxTokens: tx.msg.maxTokens };
+      }
+    }
+  }
+  return newest?.maxTokens;
+}
+
+describe('requests refused before any nonce is taken', () => {
+  const cases: [string, () => Promise<Sent>, number, string][] = [
+    ['no key', () => post('/v1/chat/completions', chat(), { authorization: '' }), 401, 'missing_api_key'],
+    [
+      'an unknown key',
+      () => post('/v1/chat/completions', chat(), { authorization: `Bearer sk-${'00'.repeat(24)}` }),
+      401,
+      'invalid_api_key',
+    ],
+    ['malformed JSON', () => post('/v1/chat/completions', '{"model": '), 400, 'invalid_json'],
+    [
+      'messages of the wrong type',
+      () => post('/v1/chat/completions', chat({ messages: 'hi' })),
+      400,
+      'invalid_request',
+    ],
+    [
+      'no messages',
+      () => post('/v1/chat/completions', JSON.stringify({ model: QWEN_MODEL })),
+      400,
+      'invalid_request',
+    ],
+    [
+      'max_tokens of the wrong type',
+      () => post('/v1/chat/completions', chat({ max_tokens: '64' })),
+      400,
+      'invalid_request',
+    ],
+    ['n > 1', () => post('/v1/chat/completions', chat({ n: 2 })), 400, 'invalid_request'],
+    [
+      'a body over the limit',
+      () => post('/v1/chat/completions', chat({ pad: 'x'.repeat(4 * 1024 * 1024 + 10) })),
+      413,
+      'body_too_large',
+    ],
+    [
+      'a non-JSON content type',
+      () => post('/v1/chat/completions', chat(), { 'content-type': 'text/plain' }),
+      415,
+      'unsupported_media_type',
+    ],
+    [
+      'an unknown model',
+      () => post('/v1/chat/completions', chat({ model: 'no/such-model' })),
+      404,
+      'model_not_found',
+    ],
+    [
+      'a user key on an admin_only model',
+      () => post('/v1/chat/completions', chat(), { authorization: `Bearer ${USER_KEY}` }),
+      401,
+      'admin_key_required',
+    ],
+    [
+      'an escrow the gateway does not know',
+      () => post('/devshard/999999/v1/chat/completions', chat()),
+      404,
+      'escrow_not_found',
+    ],
+  ];
+
+  it.each(cases)('%s', async (_what, send, status, code) => {
+    const before = await stack.diffCount();
+    const res = await send();
+    expect(res.status).toBe(status);
+    const body = res.json();
+    expect(body.error).toMatchObject({ code, type: expect.any(String), message: expect.any(String) });
+    expect(body.error).toHaveProperty('param');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    if (code === 'admin_key_required') expect(body.error.message).toContain('admin API key is required');
+    expect(await stack.diffCount()).toBe(before);
+  });
+
+  it('the openai client sees the same errors as typed exceptions', async () => {
+    await expect(
+      stack.client(replica).chat.completions.create({ model: 'no/such-model', messages }),
+    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(
+      stack.client(replica, USER_KEY).chat.completions.create({ model: QWEN_MODEL, messages }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+});
+
+describe('policy from the settings', () => {
+  it('admin_only refuses a user key; api_key lets it in; /v1/models follows', async () => {
+    const user = stack.client(replica, USER_KEY);
+    expect((await user.models.list()).data).toEqual([]);
+    expect((await stack.client(replica).models.list()).data.map((m) => m.id)).toEqual([QWEN_MODEL]);
+
+    await stack.updateSettings({ modelLimits: [{ model_id: QWEN_MODEL, access_mode: 'api_key' }] });
+    await expect
+      .poll(async () => (await user.models.list()).data.map((m) => m.id), { timeout: 2_000, interval: 50 })
+      .toEqual([QWEN_MODEL]);
+    const completion = await user.chat.completions.create({ model: QWEN_MODEL, messages, max_tokens: 64 });
+    expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
+
+    await stack.updateSettings({ modelLimits: [] });
+    await expect
+      .poll(() =>
+        user.chat.completions.create({ model: QWEN_MODEL, messages }).then(
+          () => 'served',
+          (e) => e.status,
+        ),
+      )
+      .toBe(401);
+  });
+
+  it('max_tokens: the default when absent, the cap (said in a header) when above it', async () => {
+    const absent = await post('/v1/chat/completions', JSON.stringify({ model: QWEN_MODEL, messages }));
+    expect(absent.status).toBe(200);
+    expect(absent.headers.get('x-max-tokens-capped')).toBeNull();
+    expect(await lastReservedMaxTokens()).toBe(96n);
+
+    const above = await post('/v1/chat/completions', chat({ max_tokens: 5_000 }));
+    expect(above.status).toBe(200);
+    expect(above.headers.get('x-max-tokens-capped')).toBe('128');
+    expect(await lastReservedMaxTokens()).toBe(128n);
+
+    const within = await post('/v1/chat/completions', chat({ max_tokens: 100 }));
+    expect(within.status).toBe(200);
+    expect(await lastReservedMaxTokens()).toBe(100n);
+  });
+});
+
+describe('admission across the fleet', () => {
+  it('429 with Retry-After at the concurrency limit; entries of a dead replica expire on their own', async () => {
+    const r = stack.redis.redis;
+    const soon = Date.now() + 1_500;
+    // Three requests admitted by a replica that died (nobody refreshes them).
+    await r.zadd(stack.keys.admissionRequests, soon, 'dead-1', soon, 'dead-2', soon, 'dead-3');
+    await r.hset(stack.keys.admissionTokens, { 'dead-1': 10, 'dead-2': 10, 'dead-3': 10 });
+    const before = await stack.diffCount();
+    const refused = await post('/v1/chat/completions', chat());
+    expect(refused.status).toBe(429);
+    expect(refused.json().error.code).toBe('capacity_exceeded');
+    expect(refused.headers.get('retry-after')).toBeTruthy();
+    expect(refused.headers.get('x-should-retry')).toBe('true');
+    expect(await stack.diffCount()).toBe(before);
+    await expect
+      .poll(async () => (await post('/v1/chat/completions', chat())).status, {
+        timeout: 5_000,
+        interval: 200,
+      })
+      .toBe(200);
+    expect(await r.hlen(stack.keys.admissionTokens)).toBe(0);
+  });
+});
+
+describe('disabled mode', () => {
+  it('308 with the new URL for clients; admin routes keep working with the admin key', async () => {
+    await stack.updateSettings({
+      disabled: { enabled: true, message: 'we moved', new_url: 'https://new.example/v1' },
+    });
+    await expect
+      .poll(async () => (await post('/v1/chat/completions', chat())).status, { timeout: 2_000, interval: 50 })
+      .toBe(308);
+    const redirected = await post('/v1/chat/completions', chat(), { authorization: `Bearer ${USER_KEY}` });
+    expect(redirected.status).toBe(308);
+    expect(redirected.headers.get('location')).toBe('https://new.example/v1');
+    expect(JSON.parse(redirected.text)).toEqual({
+      status: 'disabled',
+      message: 'we moved',
+      new_url: 'https://new.example/v1',
+    });
+    const models = await fetch(`${replica.url}/v1/models`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      redirect: 'manual',
+    });
+    expect(models.status).toBe(308);
+
+    const admin = await post('/v1/admin/settings', '{"disabled":{"enabled":false}}');
+    expect(admin.status).toBe(200);
+    expect(JSON.parse(admin.text)).toMatchObject({
+      controller: true,
+      method: 'POST',
+      url: '/v1/admin/settings',
+    });
+    expect(controllerSaw.at(-1)).toMatchObject({
+      body: '{"disabled":{"enabled":false}}',
+      auth: `Bearer ${ADMIN_KEY}`,
+    });
+    const userOnAdmin = await post('/v1/admin/settings', '{}', { authorization: `Bearer ${USER_KEY}` });
+    expect(userOnAdmin.status).toBe(308);
+
+    await stack.updateSettings({ disabled: { enabled: false, message: '', new_url: null } });
+    await expect
+      .poll(async () => (await post('/v1/chat/completions', chat())).status, { timeout: 2_000, interval: 50 })
+      .toBe(200);
+  });
+});
+
+describe('forwarding to the controller', () => {
+  it('admin, debug and finalize routes reach the controller; an empty finalize id is 404 with no body', async () => {
+    const get = await fetch(`${replica.url}/v1/admin/devshards`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(await get.json()).toMatchObject({ controller: true, method: 'GET', url: '/v1/admin/devshards' });
+    const debug = await fetch(`${replica.url}/v1/debug/rotation`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(await debug.json()).toMatchObject({ url: '/v1/debug/rotation' });
+    const del = await fetch(`${replica.url}/v1/admin/devshards/7`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(await del.json()).toMatchObject({ method: 'DELETE', url: '/v1/admin/devshards/7' });
+    const fin = await post('/devshard/7/v1/finalize', '');
+    expect(JSON.parse(fin.text)).toMatchObject({ url: '/devshard/7/v1/finalize' });
+    const empty = await post('/devshard//v1/finalize', '');
+    expect(empty.status).toBe(404);
+    expect(empty.text).toBe('');
+  });
+});
+
+describe('status and health', () => {
+  it('/v1/status shows the fleet without credentials; /healthz and /readyz answer', async () => {
+    const res = await fetch(`${replica.url}/v1/status`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const status = JSON.parse(text);
+    expect(status.runtimes).toHaveLength(2);
+    expect(status.capacity.models[QWEN_MODEL]).toMatchObject({ escrows: 2, active: 2 });
+    expect(status.devshards).toHaveLength(2);
+    for (const d of status.devshards) {
+      expect(d).toMatchObject({ status: 'active', owner: replica.replicaId, limiter: { in_flight: 0 } });
+      expect(BigInt(d.balance_estimate)).toBeGreaterThan(0n);
+    }
+    expect(status.replicas).toEqual([expect.objectContaining({ id: replica.replicaId, escrows_owned: 2 })]);
+    expect(status.limiter).toMatchObject({ max_concurrent_requests: 3 });
+    expect(typeof status.active_requests).toBe('number');
+    expect(text).not.toContain(ADMIN_KEY);
+    expect(text).not.toContain(stack.gateway.creator.key.exportHex());
+    expect((await fetch(`${replica.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${replica.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ checks: { postgres: true, redis: true, pool: true } });
+    const metrics = await (await fetch(`${replica.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /devshard_gateway_requests_total\{route="pooled",model="[^"]+",status="200"\} \d+/,
+    );
+    expect(metrics).toMatch(/devshard_gateway_leases_held 2/);
+  });
+
+  it('serves one named escrow on /devshard/{id}/v1/chat/completions', async () => {
+    const escrow = stack.escrows[1]!;
+    const before = (await stack.storedDiffs(escrow.id)).length;
+    const client = new OpenAI({
+      apiKey: ADMIN_KEY,
+      baseURL: `${replica.url}/devshard/${escrow.id}/v1`,
+      maxRetries: 0,
+    });
+    const completion = await client.chat.completions.create({ model: QWEN_MODEL, messages, max_tokens: 64 });
+    expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
+    expect((await stack.storedDiffs(escrow.id)).length).toBeGreaterThan(before);
   });
 });

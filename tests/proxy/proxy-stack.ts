@@ -66,7 +66,11 @@ export class ProxyStack {
 
   /** Devnet, database (settings bootstrapped) and `count` escrows (5 GNK, Qwen) registered active. */
   static async start(count: number): Promise<ProxyStack> {
-    const [gateway, db, redis] = await Promise.all([Gateway.start(), createTestDatabase(), createTestRedis()]);
+    const [gateway, db, redis] = await Promise.all([
+      Gateway.start(),
+      createTestDatabase(),
+      createTestRedis(),
+    ]);
     const storeSql = postgres(db.url, { max: 4, onnotice: () => {} });
     const store = new PostgresSessionStore(storeSql);
     const escrows: TestEscrow[] = [];
@@ -209,11 +213,13 @@ export class ProxyStack {
     defaultMaxTokens?: number;
     maxTokensCap?: number;
   }): Promise<void> {
-    const sql = this.db.sql;
+    // Plain postgres.js: drizzle's wrapper (db.sql) breaks sql.json; JSON is sent as text and cast.
+    const sql = this.storeSql;
+    const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
     const [row] = await sql<{ revision: string }[]>`
       update settings set
-        model_limits = coalesce(${change.modelLimits ? sql.json(change.modelLimits) : null}::jsonb, model_limits),
-        disabled = coalesce(${change.disabled ? sql.json(change.disabled) : null}::jsonb, disabled),
+        model_limits = coalesce(${json(change.modelLimits)}::jsonb, model_limits),
+        disabled = coalesce(${json(change.disabled)}::jsonb, disabled),
         default_request_max_tokens = coalesce(${change.defaultMaxTokens ?? null}::int, default_request_max_tokens),
         request_max_tokens_cap = coalesce(${change.maxTokensCap ?? null}::int, request_max_tokens_cap),
         revision = revision + 1
@@ -240,7 +246,11 @@ export class ProxyStack {
 }
 
 /** Polls `check` until it returns true (setup code, where expect.poll is not available). */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check().catch(() => false))) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
