@@ -386,3 +386,56 @@ describe('status and health', () => {
     expect((await stack.storedDiffs(escrow.id)).length).toBeGreaterThan(before);
   });
 });
+
+describe('a client that goes away', () => {
+  /** Every inference any escrow started is finished in the stored diffs (its Finish folded in). */
+  async function unfinished(): Promise<string[]> {
+    const open: string[] = [];
+    for (const escrow of stack.escrows) {
+      const ledger = ledgerOf(escrow.row, await stack.storedDiffs(escrow.id));
+      for (const [nonce, e] of ledger.inferences) if (e.fate !== 'finished') open.push(`${escrow.id}/${nonce}:${e.fate}`);
+    }
+    return open;
+  }
+
+  async function streamThenLeave(leave: 'before-first-byte' | 'mid-stream' | 'after-last-chunk'): Promise<number> {
+    const abort = new AbortController();
+    let chunks = 0;
+    const request = stack
+      .client(replica)
+      .chat.completions.create(
+        { model: QWEN_MODEL, messages, max_tokens: 64, stream: true },
+        { signal: abort.signal },
+      );
+    if (leave === 'before-first-byte') setTimeout(() => abort.abort(), 5);
+    try {
+      const stream = await request;
+      for await (const chunk of stream) {
+        chunks++;
+        if (leave === 'mid-stream' && chunks === 3) abort.abort();
+        if (leave === 'after-last-chunk' && chunk.choices[0]?.finish_reason) abort.abort();
+      }
+    } catch (error) {
+      expect(error).toBeInstanceOf(OpenAI.APIUserAbortError);
+    }
+    return chunks;
+  }
+
+  it.each(['before-first-byte', 'mid-stream', 'after-last-chunk'] as const)(
+    'leaving %s keeps the session consistent and the Finish folded in',
+    async (leave) => {
+      stack.gateway.devnet.model.setLatency({ perTokenMs: 15 });
+      try {
+        const chunks = await streamThenLeave(leave);
+        if (leave === 'mid-stream') expect(chunks).toBe(3);
+      } finally {
+        stack.gateway.devnet.model.setLatency({ perTokenMs: 0 });
+      }
+      await expect.poll(unfinished, { timeout: 10_000, interval: 100 }).toEqual([]);
+      // The escrows keep serving.
+      const next = await stack.client(replica).chat.completions.create({ model: QWEN_MODEL, messages, max_tokens: 64 });
+      expect(next.choices[0]?.message.content?.length).toBeGreaterThan(0);
+      await expect.poll(unfinished, { timeout: 10_000, interval: 100 }).toEqual([]);
+    },
+  );
+});
