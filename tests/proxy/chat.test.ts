@@ -393,12 +393,15 @@ describe('a client that goes away', () => {
     const open: string[] = [];
     for (const escrow of stack.escrows) {
       const ledger = ledgerOf(escrow.row, await stack.storedDiffs(escrow.id));
-      for (const [nonce, e] of ledger.inferences) if (e.fate !== 'finished') open.push(`${escrow.id}/${nonce}:${e.fate}`);
+      for (const [nonce, e] of ledger.inferences)
+        if (e.fate !== 'finished') open.push(`${escrow.id}/${nonce}:${e.fate}`);
     }
     return open;
   }
 
-  async function streamThenLeave(leave: 'before-first-byte' | 'mid-stream' | 'after-last-chunk'): Promise<number> {
+  async function streamThenLeave(
+    leave: 'before-first-byte' | 'mid-stream' | 'after-last-chunk',
+  ): Promise<number> {
     const abort = new AbortController();
     let chunks = 0;
     const request = stack
@@ -433,7 +436,9 @@ describe('a client that goes away', () => {
       }
       await expect.poll(unfinished, { timeout: 10_000, interval: 100 }).toEqual([]);
       // The escrows keep serving.
-      const next = await stack.client(replica).chat.completions.create({ model: QWEN_MODEL, messages, max_tokens: 64 });
+      const next = await stack
+        .client(replica)
+        .chat.completions.create({ model: QWEN_MODEL, messages, max_tokens: 64 });
       expect(next.choices[0]?.message.content?.length).toBeGreaterThan(0);
       await expect.poll(unfinished, { timeout: 10_000, interval: 100 }).toEqual([]);
     },

@@ -167,6 +167,7 @@ export class ProxyStack {
       GATEWAY_LEASE_TTL_MS: String(LEASE_TTL_MS),
       GATEWAY_ALLOW_PRIVATE_HOSTS: 'on',
       GATEWAY_FLUSH_IDLE_MS: '300',
+      GATEWAY_ADMISSION_TTL_MS: '2000',
       ...extra,
     });
     const proc = startProcess('apps/proxy/src/main.ts', env);

@@ -41,6 +41,8 @@ export interface ProxyTuning {
   /** Pending host txs flushed after this long without a request (default 10 s). */
   readonly flushIdleMs?: number;
   readonly maintenanceEveryMs?: number;
+  /** How long an admission entry outlives a replica that stopped refreshing it (default 15 s). */
+  readonly admissionTtlMs?: number;
   /** Settings re-read period (default 1 s). */
   readonly settingsRefreshMs?: number;
 }
@@ -96,6 +98,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     keys,
     maxConcurrent: config.limits.maxConcurrentRequests,
     maxInputTokens: config.limits.maxInputTokensInFlight,
+    ...(tuning.admissionTtlMs !== undefined ? { entryTtlMs: tuning.admissionTtlMs } : {}),
   });
 
   app.addHook('onReady', async () => {

@@ -17,6 +17,7 @@ runService({
         ...(leaseTtlMs !== undefined && Number.isFinite(leaseTtlMs) ? { leaseTtlMs } : {}),
         allowPrivateHosts: env.GATEWAY_ALLOW_PRIVATE_HOSTS === 'on',
         ...(env.GATEWAY_FLUSH_IDLE_MS ? { flushIdleMs: Number(env.GATEWAY_FLUSH_IDLE_MS) } : {}),
+        ...(env.GATEWAY_ADMISSION_TTL_MS ? { admissionTtlMs: Number(env.GATEWAY_ADMISSION_TTL_MS) } : {}),
       },
     }),
 });

@@ -45,7 +45,7 @@ export interface AdmissionOptions {
   readonly keys: RedisKeys;
   readonly maxConcurrent: number;
   readonly maxInputTokens: number;
-  /** How long an entry lives without a refresh (default 30 s). */
+  /** How long an entry lives without a refresh (default 15 s). */
   readonly entryTtlMs?: number;
 }
 
@@ -63,7 +63,7 @@ export class Admission {
 
   constructor(options: AdmissionOptions) {
     this.#o = options;
-    this.#ttl = options.entryTtlMs ?? 30_000;
+    this.#ttl = options.entryTtlMs ?? 15_000;
     options.redis.defineCommand('gwAdmit', { numberOfKeys: 2, lua: ADMIT });
     options.redis.defineCommand('gwRelease', { numberOfKeys: 2, lua: RELEASE });
     this.#timer = setInterval(() => void this.#refresh(), Math.max(50, Math.floor(this.#ttl / 3)));

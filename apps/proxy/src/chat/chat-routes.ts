@@ -155,10 +155,11 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
       }
       o.metrics.forwarded.inc();
       return reply.from(`${url}${request.url}`, {
+        // With a content type, reply-from sends the bytes as they are (no JSON.stringify).
         body: hostBody,
+        contentType: 'application/json',
         rewriteRequestHeaders: (_req, h) => ({
           ...h,
-          'content-length': String(hostBody.length),
           'x-request-id': request.id,
           [HOP_HEADER]: hopToken(o.hopSecret, request.id),
         }),
