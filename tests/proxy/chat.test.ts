@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerOf } from '../devshard-devnet/ledger.js';
+import type { StatusBody } from './proxy-stack.js';
 import {
   ADMIN_KEY,
   type InProcessReplica,
@@ -443,4 +444,36 @@ describe('a client that goes away', () => {
       await expect.poll(unfinished, { timeout: 10_000, interval: 100 }).toEqual([]);
     },
   );
+});
+
+describe('a host that fails before the first byte', () => {
+  it('the request succeeds on the retry with a new nonce', async () => {
+    const escrow = stack.escrows[0]!;
+    // Let idle flushes settle, so the next nonce is known.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const status = (await (await fetch(`${replica.url}/v1/status`)).json()) as StatusBody;
+    const runtime = status.runtimes.find((r) => r.escrow_id === escrow.id.toString())!;
+    const next = BigInt(runtime.nonce ?? 0) + 1n;
+    const host = escrow.slots[Number(next % BigInt(escrow.slots.length))]!;
+    await stack.gateway.devnet.devshardHosts.setFault(host, {
+      mode: 'unavailable',
+      devshardError: 'requests_disabled',
+      remaining: 1,
+    });
+    const retriesBefore = await retries();
+    const res = await post(`/devshard/${escrow.id}/v1/chat/completions`, chat({ stream: true }));
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('data: [DONE]');
+    expect(res.text).not.toContain('"error"');
+    expect(await retries()).toBe(retriesBefore + 1);
+    const starts = (await stack.storedDiffs(escrow.id)).filter(
+      (d) => d.nonce >= next && d.diff.txs.some(({ tx }) => tx.kind === 'startInference'),
+    );
+    expect(starts.map((d) => d.nonce).slice(0, 2)).toEqual([next, next + 1n]);
+  });
+
+  async function retries(): Promise<number> {
+    const text = await (await fetch(`${replica.url}/metrics`)).text();
+    return Number(/^devshard_gateway_retries_total (\d+)$/m.exec(text)?.[1] ?? 0);
+  }
 });

@@ -33,6 +33,14 @@ export const USER_KEY = `sk-${'5e'.repeat(24)}`;
 export const LEASE_TTL_MS = 1_500;
 export { QWEN_MODEL };
 
+/** The parts of GET /v1/status the tests read. */
+export interface StatusBody {
+  runtimes: { escrow_id: string; status: string; nonce: string | null; in_flight: number }[];
+  devshards: { escrow_id: string; owner: string | null }[];
+  replicas: { id: string; url: string; escrows_owned: number }[];
+  limiter: { in_flight: number | null };
+}
+
 export interface Replica {
   readonly name: string;
   readonly url: string;
@@ -203,7 +211,7 @@ export class ProxyStack {
   /** Escrow ids (as strings) this replica serves, from its /v1/status. */
   async ownedBy(replica: Replica): Promise<string[]> {
     const res = await fetch(`${replica.url}/v1/status`);
-    const body = (await res.json()) as { runtimes: { escrow_id: string; status: string }[] };
+    const body = (await res.json()) as StatusBody;
     return body.runtimes.filter((r) => r.status === 'serving').map((r) => r.escrow_id);
   }
 

@@ -4,6 +4,7 @@
 // clean error and the other replica serves the escrow again within seconds.
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StatusBody } from './proxy-stack.js';
 import { ADMIN_KEY, type ProcessReplica, ProxyStack, QWEN_MODEL, waitFor } from './proxy-stack.js';
 
 let stack: ProxyStack;
@@ -25,7 +26,7 @@ beforeAll(async () => {
   await waitFor('the owner owns the escrow', async () => (await stack.ownedBy(owner)).length === 1);
   other = await stack.startProcess('other', limits);
   await waitFor('the other replica sees the owner', async () => {
-    const status = await (await fetch(`${other.url}/v1/status`)).json();
+    const status = (await (await fetch(`${other.url}/v1/status`)).json()) as StatusBody;
     return status.replicas.length === 2 && status.devshards[0]?.owner === owner.replicaId;
   });
 }, 120_000);
@@ -97,7 +98,7 @@ describe('two proxy replicas', () => {
   it('an owner killed mid-stream: its client gets an error, the other replica serves the escrow within seconds', async () => {
     // The previous request's admission slot is released once its response closed.
     await waitFor('no request in flight', async () => {
-      const status = await (await fetch(`${owner.url}/v1/status`)).json();
+      const status = (await (await fetch(`${owner.url}/v1/status`)).json()) as StatusBody;
       return status.limiter.in_flight === 0;
     });
     stack.gateway.devnet.model.setLatency({ perTokenMs: 40 });

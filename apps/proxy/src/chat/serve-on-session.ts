@@ -54,7 +54,9 @@ export async function serveOnSession(
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) client.abort();
   });
+  /** Escrows already used by this request, and those that refused it outright (SessionError). */
   const tried = new Set<bigint>();
+  const hardFailed = new Set<bigint>();
   const nonces: bigint[] = [];
   let out: PassThrough | undefined;
   let ttftMs: number | undefined;
@@ -83,10 +85,12 @@ export async function serveOnSession(
 
   for (let attempt = 0; attempt < input.maxAttempts; attempt++) {
     const owned = deps.sessions.list();
+    // A retry prefers another escrow; the same one (next nonce, next host) when it is the only one.
     const pick =
       input.escrowId !== undefined
         ? owned.find((e) => e.escrowId === input.escrowId && e.routable)
-        : pickOwned(owned, input.model, input.reservation, tried);
+        : (pickOwned(owned, input.model, input.reservation, tried) ??
+          (attempt > 0 ? pickOwned(owned, input.model, input.reservation, hardFailed) : undefined));
     if (!pick) break;
     if (attempt > 0) deps.metrics.retries.inc();
     lastEscrow = pick.escrowId;
@@ -129,10 +133,12 @@ export async function serveOnSession(
       upstreamMs += performance.now() - t0;
       lastError = error;
       tried.add(pick.escrowId);
+      hardFailed.add(pick.escrowId);
       if (client.signal.aborted || !mapFailure(error).tryNextEscrow) break;
       continue;
     }
     upstreamMs += performance.now() - t0;
+    tried.add(pick.escrowId);
     nonces.push(result.nonce);
     if (result.status === 'completed' || out !== undefined || result.clientGone || client.signal.aborted) {
       if (result.status === 'failed') lastError = result.error;
