@@ -372,6 +372,7 @@ describe('status and health', () => {
       /devshard_gateway_requests_total\{route="pooled",model="[^"]+",status="200"\} \d+/,
     );
     expect(metrics).toMatch(/devshard_gateway_leases_held 2/);
+    expect(metrics).toMatch(/devshard_gateway_escrow_nonce\{escrow_id="\d+"\} \d+/);
   });
 
   it('serves one named escrow on /devshard/{id}/v1/chat/completions', async () => {
@@ -476,4 +477,51 @@ describe('a host that fails before the first byte', () => {
     const text = await (await fetch(`${replica.url}/metrics`)).text();
     return Number(/^devshard_gateway_retries_total (\d+)$/m.exec(text)?.[1] ?? 0);
   }
+});
+
+describe('after the headers are sent', () => {
+  it('a host cut mid-stream ends the stream with one error frame', async () => {
+    const escrow = stack.escrows[1]!;
+    await new Promise((r) => setTimeout(r, 1_000));
+    const status = (await (await fetch(`${replica.url}/v1/status`)).json()) as StatusBody;
+    const runtime = status.runtimes.find((r) => r.escrow_id === escrow.id.toString())!;
+    const next = BigInt(runtime.nonce ?? 0) + 1n;
+    const host = escrow.slots[Number(next % BigInt(escrow.slots.length))]!;
+    await stack.gateway.devnet.devshardHosts.setFault(host, {
+      mode: 'cut-stream',
+      cutAfterFrames: 2,
+      remaining: 1,
+    });
+    const res = await post(`/devshard/${escrow.id}/v1/chat/completions`, chat({ stream: true }));
+    expect(res.status).toBe(200);
+    const events = res.text.split('\n\n').filter((e) => e !== '');
+    expect(events.length).toBeGreaterThanOrEqual(2);
+    const last = events.at(-1)!;
+    expect(last).toMatch(/^data: \{"error":/);
+    expect(JSON.parse(last.slice(6)).error).toMatchObject({ type: 'api_error', code: 'upstream_error' });
+    expect(res.text).not.toContain('[DONE]');
+  });
+
+  it('every served request leaves one usage record in the Redis stream', async () => {
+    const res = await post('/v1/chat/completions', chat(), { 'x-request-id': 'usage-check-1' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('usage-check-1');
+    await expect
+      .poll(async () => {
+        const entries = await stack.redis.redis.xrange(stack.keys.usageStream, '-', '+');
+        return entries
+          .map(([, fields]) =>
+            Object.fromEntries(fields.flatMap((_, i) => (i % 2 ? [] : [[fields[i], fields[i + 1]]]))),
+          )
+          .filter((f) => f.request_id === 'usage-check-1');
+      })
+      .toEqual([
+        expect.objectContaining({
+          model: QWEN_MODEL,
+          status: '200',
+          key_id: 'admin',
+          nonces: expect.stringMatching(/^\d+$/),
+        }),
+      ]);
+  });
 });

@@ -65,7 +65,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   const log = deps.logger;
   const onError = (what: string) => (error: Error) => app.log.warn({ err: error }, what);
   const keys = redisKeys(config.redis.keyPrefix);
-  const metrics = createProxyMetrics(deps.registry, () => ownership.runtime.sessions.owned().size);
+  const metrics = createProxyMetrics(deps.registry, () => ownership.runtime.sessions.list());
 
   const settings = new SettingsSource({
     database: infra.database,

@@ -1,5 +1,6 @@
 // The proxy's Prometheus metrics (issue 11 §8): `devshard_gateway_` prefix, bounded labels (route is
 // the route pattern, model comes from the pool's set, status is the HTTP status; never a key or id).
+import type { OwnedEscrowInfo } from '@gonka-gateway/escrow-runtime';
 import { METRIC_PREFIX, type Registry } from '@gonka-gateway/shared';
 import { Counter, Gauge, Histogram } from 'prom-client';
 
@@ -7,9 +8,36 @@ const MS_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 25, 50, 100, 250, 500, 1000, 2500
 
 export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
 
-export function createProxyMetrics(registry: Registry, leasesHeld: () => number) {
+export function createProxyMetrics(registry: Registry, owned: () => readonly OwnedEscrowInfo[]) {
   const registers = [registry];
+  // Per escrow this replica owns: bounded by the pool size, never per request.
+  const escrowBalance = new Gauge({
+    name: `${METRIC_PREFIX}escrow_balance_ngonka`,
+    help: 'Session balance of each escrow this replica owns, in ngonka.',
+    labelNames: ['escrow_id'] as const,
+    registers,
+    collect() {
+      refreshEscrows();
+    },
+  });
+  const escrowNonce = new Gauge({
+    name: `${METRIC_PREFIX}escrow_nonce`,
+    help: 'Latest nonce of each escrow this replica owns.',
+    labelNames: ['escrow_id'] as const,
+    registers,
+  });
+  const refreshEscrows = () => {
+    escrowBalance.reset();
+    escrowNonce.reset();
+    for (const e of owned()) {
+      const escrow_id = e.escrowId.toString();
+      if (e.balance !== undefined) escrowBalance.set({ escrow_id }, Number(e.balance));
+      if (e.nonce !== undefined) escrowNonce.set({ escrow_id }, Number(e.nonce));
+    }
+  };
   return {
+    escrowBalance,
+    escrowNonce,
     requests: new Counter({
       name: `${METRIC_PREFIX}requests_total`,
       help: 'Chat requests by route, model and HTTP status.',
@@ -66,7 +94,7 @@ export function createProxyMetrics(registry: Registry, leasesHeld: () => number)
       help: 'Escrow leases this replica holds.',
       registers,
       collect() {
-        this.set(leasesHeld());
+        this.set(owned().length);
       },
     }),
   };
