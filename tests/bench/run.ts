@@ -3,6 +3,7 @@
 // speed is measured, never tested. Environment: BENCH_SECONDS (default 5), BENCH_CONCURRENCY (16).
 import { spawnSync } from 'node:child_process';
 import { REPO_ROOT } from '@gonka-gateway/deploy';
+import { gatewayVsDirect } from './gateway-vs-direct.js';
 import { sessionVsDirect } from './session-vs-direct.js';
 import { signatureBench } from './signatures.js';
 
@@ -21,6 +22,12 @@ for (const scenario of [
   { name: 'model with latency', ttftMs: 150, perTokenMs: 10, maxTokens: 64 },
 ]) {
   const { lines } = await sessionVsDirect({ ...scenario, concurrency, seconds });
+  for (const line of lines) out(line);
+  out();
+}
+
+{
+  const { lines } = await gatewayVsDirect({ seconds, concurrency, maxTokens: 64 });
   for (const line of lines) out(line);
   out();
 }
