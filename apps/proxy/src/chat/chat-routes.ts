@@ -1,6 +1,7 @@
 // POST /v1/chat/completions (pooled) and POST /devshard/{id}/v1/chat/completions (one escrow), in the
 // order of architecture §5: auth and disabled mode already ran (gate/) → body limit and JSON → model
 // and access → max_tokens → admission → an owned escrow, or the owner replica → session → usage.
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import replyFrom from '@fastify/reply-from';
 import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
@@ -103,7 +104,8 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     // Admission is taken once, by the replica the client reached; the owner trusts a signed hop.
     let ticket: string | undefined;
     if (!forwarded) {
-      const admitted = await o.admission.admit(request.id, inputTokens).catch((error: Error) => {
+      // The ticket is ours, never the client's x-request-id: two requests must never share an entry.
+      const admitted = await o.admission.admit(`${o.replicaId}:${randomUUID()}`, inputTokens).catch((error: Error) => {
         throw new GatewayError('service_unavailable', 'admission is unavailable', { cause: error });
       });
       if (!admitted.admitted) {
