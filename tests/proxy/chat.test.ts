@@ -43,10 +43,12 @@ beforeAll(async () => {
   await once(controller, 'listening');
   const controllerUrl = `http://127.0.0.1:${(controller.address() as AddressInfo).port}`;
   stack = await ProxyStack.start(2);
-  replica = await stack.startInProcess('solo', {
-    GATEWAY_MAX_CONCURRENT_REQUESTS: '3',
-    GATEWAY_CONTROLLER_URL: controllerUrl,
-  });
+  // Settings re-read only every minute: a change within the tests' 2 s arrives by pub/sub.
+  replica = await stack.startInProcess(
+    'solo',
+    { GATEWAY_MAX_CONCURRENT_REQUESTS: '3', GATEWAY_CONTROLLER_URL: controllerUrl },
+    { settingsRefreshMs: 60_000 },
+  );
   await waitFor('both escrows owned', async () => (await stack.ownedBy(replica)).length === 2);
 }, 90_000);
 

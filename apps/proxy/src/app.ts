@@ -67,10 +67,15 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   const keys = redisKeys(config.redis.keyPrefix);
   const metrics = createProxyMetrics(deps.registry, () => ownership.runtime.sessions.list());
 
+  // A subscriber-only connection: no ready check (INFO is refused in subscriber mode on reconnect).
+  const subscriber = infra.redis.duplicate({ enableReadyCheck: false });
+  subscriber.on('error', (error: Error) =>
+    app.log.warn({ error: error.message }, 'settings subscriber error'),
+  );
   const settings = new SettingsSource({
     database: infra.database,
     config,
-    subscriber: infra.redis.duplicate(),
+    subscriber,
     channel: keys.settingsChanges,
     ...(tuning.settingsRefreshMs !== undefined ? { refreshEveryMs: tuning.settingsRefreshMs } : {}),
     onError: onError('settings read failed'),

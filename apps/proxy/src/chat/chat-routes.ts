@@ -105,9 +105,11 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     let ticket: string | undefined;
     if (!forwarded) {
       // The ticket is ours, never the client's x-request-id: two requests must never share an entry.
-      const admitted = await o.admission.admit(`${o.replicaId}:${randomUUID()}`, inputTokens).catch((error: Error) => {
-        throw new GatewayError('service_unavailable', 'admission is unavailable', { cause: error });
-      });
+      const admitted = await o.admission
+        .admit(`${o.replicaId}:${randomUUID()}`, inputTokens)
+        .catch((error: Error) => {
+          throw new GatewayError('service_unavailable', 'admission is unavailable', { cause: error });
+        });
       if (!admitted.admitted) {
         o.metrics.admissionRejections.inc({ reason: admitted.reason });
         return sendError(
