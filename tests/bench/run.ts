@@ -42,3 +42,14 @@ for (const script of ['bench:model', 'bench:tx']) {
   out((r.stdout || r.stderr).trimEnd());
   out();
 }
+
+// The Postgres session store: append latency under 64 writers, reopen of 1,000 / 20,000-diff sessions.
+{
+  const r = spawnSync('pnpm', ['--silent', '--filter', '@gonka-gateway/escrow-runtime', 'bench:store'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, BENCH_SECONDS: String(seconds) },
+    encoding: 'utf8',
+  });
+  out((r.stdout || r.stderr).trimEnd());
+  out();
+}

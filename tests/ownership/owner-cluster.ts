@@ -149,6 +149,15 @@ export class OwnerCluster {
     });
   }
 
+  /** allOwned, and ownership is balanced: each owner serves ⌊escrows / owners⌋ or ⌈…⌉ of them. */
+  async balanced(among: readonly string[]): Promise<boolean> {
+    const map = await this.ownership();
+    if (!this.escrows.every((e) => map.get(e.id.toString())?.length === 1)) return false;
+    const counts = among.map((name) => [...map.values()].filter((by) => by[0] === name).length);
+    const total = counts.reduce((a, b) => a + b, 0);
+    return total === this.escrows.length && counts.every((c) => c >= Math.floor(total / among.length));
+  }
+
   /** Stored diffs of an escrow (after any snapshot: the whole log for these short sessions). */
   async storedDiffs(escrowId: bigint): Promise<readonly StoredDiff[]> {
     const stored = await this.store.load(escrowId.toString());

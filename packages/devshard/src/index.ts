@@ -159,13 +159,8 @@ export { settlementDocument, settlementDocumentJson, settlementMessage } from '.
 export { buildSettlementPayload, type SettlementPayload } from './settlement/payload.js';
 export { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './settlement/signatures.js';
 // Signature recipes (§2.4, §11).
-export {
-  diffSigningBytes,
-  recoverDiffSigner,
-  type SignedDiff,
-  signDiff,
-  type UnsignedDiff,
-} from './signing/diff.js';
+// No signDiff here: a diff is signed only by the session's write-ahead path (architecture §2.3).
+export { diffSigningBytes, recoverDiffSigner, type SignedDiff, type UnsignedDiff } from './signing/diff.js';
 export {
   DOMAIN_ERROR_MISS_VOTE,
   DOMAIN_HEIGHT_ACK,

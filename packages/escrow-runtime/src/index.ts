@@ -33,4 +33,6 @@ export {
 } from './owned/owned-sessions.js';
 export { PoolPublisher, type PublishedState } from './owned/pool-publisher.js';
 export { OwnershipRuntime, type OwnershipRuntimeOptions } from './ownership-runtime.js';
+
+// Postgres SessionStore (§2.1 tokens minted at acquire, §2.3 fenced write-ahead, §2.5 snapshots).
 export { PostgresSessionStore } from './store/postgres-session-store.js';

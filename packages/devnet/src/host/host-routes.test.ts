@@ -5,13 +5,12 @@ import {
   encodeInferenceRequest,
   InferenceStatus,
   parseJsonLossless,
-  signDiff,
   signRequest,
 } from '@gonka-gateway/devshard';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
 import { account, type JsonBody, startTestDevnet } from '../testing/helpers.js';
-import { chatBody, receiptOf, TestUser } from './host-test-support.js';
+import { chatBody, receiptOf, signTestDiff, TestUser } from './host-test-support.js';
 
 const enc = new TextEncoder();
 const request = (user: TestUser, extra: { nonce?: bigint } = {}) =>
@@ -104,14 +103,14 @@ describe('devshard host routes', () => {
     const session = () => devnet.devshardHosts.session(host, user.row.id)!;
     const before = session().state;
     const next = user.compose();
-    const forged = signDiff(account(devnet, 'creator-1').key, user.id, next);
+    const forged = signTestDiff(account(devnet, 'creator-1').key, user.id, next);
     const res = await user.chat(host, { diffs: [...user.catchUp(host, next.nonce - 1n), forged] });
     expect(res.status).toBe(500);
     expect((JSON.parse(res.text) as JsonBody).message).toContain('invalid user signature');
     expect(session().state).toBe(before);
     // A gap is refused the same way, and so is a tampered diff (strict decoding, §10).
     const gap = await user.chat(host, {
-      diffs: [signDiff(user.key, user.id, { ...next, nonce: next.nonce + 1n })],
+      diffs: [signTestDiff(user.key, user.id, { ...next, nonce: next.nonce + 1n })],
     });
     expect(gap.status).toBe(500);
     const wire = diffToWire(next);

@@ -1,5 +1,5 @@
 // Test support for the host tests (not exported): a user side made only of @gonka-gateway/devshard's
-// public API — composeDiff + signDiff for the diffs, diffToWire + encodeInferenceRequest + signRequest
+// public API — composeDiff + signTestDiff (below) for the diffs, diffToWire + encodeInferenceRequest + signRequest
 // for the requests, decodeDevshardEvent for the answers — and fetch. It follows the user procedures
 // of devshard-protocol.md §7.1–§7.3 just far enough to drive the hosts; it is not a gateway client.
 import type { PrivateKey } from '@gonka-gateway/chain';
@@ -11,6 +11,7 @@ import {
   decodeDevshardEvent,
   decodeTx,
   dedupKey,
+  diffSigningBytes,
   diffToWire,
   type EncodedTx,
   encodeInferenceRequest,
@@ -22,15 +23,25 @@ import {
   promptHash,
   type SessionState,
   type SignedDiff,
-  signDiff,
+  signPreimage,
   signRequest,
   txOf,
+  type UnsignedDiff,
 } from '@gonka-gateway/devshard';
 import type { EscrowRow } from '../chain/stores.js';
 import type { Devnet } from '../devnet.js';
 import { QWEN_MODEL } from '../genesis.js';
 import { account, createEscrow, TxFactory } from '../testing/helpers.js';
 import { sessionOfRow } from './host-session-store.js';
+
+/**
+ * Signs a diff as the creator `key` would (§2.4). The devshard package exports no diff signer (only
+ * its session's write-ahead path signs); host tests drive hosts by hand and forge diffs, so they
+ * build the signature from the public recipe.
+ */
+export function signTestDiff(key: PrivateKey, escrowId: string, diff: UnsignedDiff): SignedDiff {
+  return { ...diff, userSig: signPreimage(key, diffSigningBytes(escrowId, diff)) };
+}
 
 export interface ChatAnswer {
   status: number;
@@ -127,7 +138,7 @@ export class TestUser {
     const composed = composeDiff(this.state, orderCandidates(this.pending, extra), this.ctx, {
       withPostStateRoot: options.withRoot ?? true,
     });
-    const signed = signDiff(this.key, this.id, composed.diff);
+    const signed = signTestDiff(this.key, this.id, composed.diff);
     this.state = composed.state;
     this.diffs.push(signed);
     this.pending = [];

@@ -9,7 +9,6 @@ import {
   type PayloadWire,
   parseJsonLossless,
   recoverTimeoutVoter,
-  signDiff,
   stringifyJsonLossless,
   TimeoutReason,
   txOf,
@@ -17,7 +16,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
 import { account, type JsonBody, startTestDevnet } from '../testing/helpers.js';
-import { chatBody, receiptOf, TestUser } from './host-test-support.js';
+import { chatBody, receiptOf, signTestDiff, TestUser } from './host-test-support.js';
 
 interface Vote {
   address: string;
@@ -223,7 +222,7 @@ describe('devshard hosts: verify-timeout', () => {
     expect((await user.post(voter, 'verify-timeout', bad)).status).toBe(400);
     // A catch-up diff the host cannot apply (not the creator's signature) is a 500, not a vote.
     const next = user.compose();
-    const forged = signDiff(member.key, user.id, next);
+    const forged = signTestDiff(member.key, user.id, next);
     const body = new TextEncoder().encode(
       stringifyJsonLossless({
         inference_id: id,

@@ -12,6 +12,7 @@ import { newMsg, txOf } from '../proto/tx-builders.js';
 import { InferenceStatus } from '../state/types.js';
 import { HostErrorCode, isHostTransportError } from '../transport/errors.js';
 import type { ChatStream } from '../transport/types.js';
+import { resolveUnresolved } from './append.js';
 import type { SessionContext } from './context.js';
 import { checkRejectedDiff, openChat, readMempool } from './delivery.js';
 import { SessionError, SessionErrorCode } from './errors.js';
@@ -79,6 +80,8 @@ export async function composeInference(
   if (ctx.draining) throw new SessionError(SessionErrorCode.Draining, 'the session is draining');
   // A client gone while its request waited for the compose lock takes no nonce (§5).
   if (signal?.aborted) throw new SessionError(SessionErrorCode.ClientAborted, 'before a nonce was taken');
+  // A write-ahead of unknown outcome keeps its nonce: settle it before numbering this inference.
+  if (ctx.unresolved) await resolveUnresolved(ctx);
   const state = ctx.state;
   if (state.phase !== SessionPhase.Active || ctx.finalizing) {
     throw new SessionError(SessionErrorCode.NotActive, `phase ${state.phase}`);

@@ -44,6 +44,26 @@ describe('UserSession over HttpHostTransport (§4 wire path end to end)', () => 
     expect(t.net.conflicts).toEqual([]);
   });
 
+  it('a client gone after the receipt: no chunk reaches it, the Finish still arrives over HTTP', async () => {
+    const t = setup();
+    await t.init();
+    const served = await serveHosts(t.net, t.user.address, () => t.clock.nowSeconds());
+    closers.push(served.close);
+    const transport = new HttpHostTransport({ signer: t.user, nowSeconds: () => t.clock.nowSeconds() });
+    const s = await t.open({ transport, resolveHost: served.resolveHost });
+    const gone = new AbortController();
+    const seen: string[] = [];
+    const r = await s.infer(request(), {
+      onReceipt: () => gone.abort(),
+      onChunk: () => seen.push('chunk'),
+      onDone: () => seen.push('done'),
+      signal: gone.signal,
+    });
+    expect(seen).toEqual([]);
+    expect(r).toMatchObject({ status: 'completed', confirmed: true, finished: true, clientGone: true });
+    expect((await s.infer(request())).status).toBe('completed');
+  });
+
   it('reports a host that rejects the signer (403) as a failed send, nothing else', async () => {
     const t = setup();
     await t.init();

@@ -401,9 +401,11 @@ export function sessionStoreContract(
       );
     });
 
-    t.it('reads diff ranges inclusively, clipped to the stored nonces', async () => {
+    t.it('reads diff ranges inclusively, clipped to the stored nonces, in numeric order', async () => {
       const { store, escrowId, token } = await fresh();
-      const diffs = [1n, 2n, 3n, 4n, 5n].map((n) => contractDiff(n, n === 3n));
+      // 12 diffs: a store that ordered nonces as text would put 10–12 before 2.
+      const all = Array.from({ length: 12 }, (_, i) => BigInt(i + 1));
+      const diffs = all.map((n) => contractDiff(n, n === 3n));
       for (const d of diffs) await store.appendDiff(escrowId, d, token);
       const nonces = async (from: bigint, to: bigint) =>
         (await store.readDiffs(escrowId, from, to)).map((d) => d.nonce);
@@ -412,10 +414,15 @@ export function sessionStoreContract(
         diffs.slice(1, 4).map(diffView),
       );
       assert.deepEqual(await nonces(0n, 2n), [1n, 2n]);
-      assert.deepEqual(await nonces(4n, 99n), [4n, 5n]);
+      assert.deepEqual(await nonces(9n, 99n), [9n, 10n, 11n, 12n]);
+      assert.deepEqual(await nonces(1n, 12n), all);
       assert.deepEqual(await nonces(3n, 3n), [3n]);
-      assert.deepEqual(await nonces(6n, 9n), []);
+      assert.deepEqual(await nonces(13n, 19n), []);
       assert.deepEqual(await nonces(4n, 2n), []);
+      assert.deepEqual(
+        (await loaded(store, escrowId)).diffs.map((d) => d.nonce),
+        all,
+      );
       await rejectsWith(store.readDiffs(nextId(), 1n, 2n), SessionStoreErrorCode.NotFound);
     });
 

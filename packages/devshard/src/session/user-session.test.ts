@@ -127,6 +127,21 @@ describe('UserSession over in-process hosts (§7)', () => {
     expect(t.net.conflicts).toEqual([]);
   });
 
+  it('prunes a stored payload once its inference leaves Pending (§7.4 needs it no more)', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open();
+    const refuser = t.net.hostOfSlot(2);
+    refuser.behaviour.refuse = true;
+    await advanceTo(s, refuser.slots);
+    const refused = await s.infer(request()); // stays Pending: its payload is kept
+    for (let i = 0; i < 3; i++) await s.infer(request());
+    await s.flush();
+    await s.drain(); // background writes done
+    const stored = (await t.store.load(ESCROW_ID))!;
+    expect([...stored.payloads.keys()]).toEqual([refused.nonce]);
+  });
+
   it('reloads after a crash at the right nonce without re-signing one', async () => {
     const t = setup();
     await t.init();

@@ -253,7 +253,6 @@ export class UserSession {
     return (
       !c.fault &&
       !c.faultCheck &&
-      !c.unresolved &&
       !c.draining &&
       !c.finalizing &&
       c.state.phase === 0 &&

@@ -155,13 +155,21 @@ export async function composeAndPersist(
   const consumed = done.map((e) => e.key);
   // A consumed key's own add must land first, or it could come back after the diff deleted it.
   await pendingWritten(ctx, consumed);
-  const leftPending = [...state.inferences.values()]
-    .filter(
-      (r) =>
-        r.status === InferenceStatus.Pending &&
-        composed.state.inferences.get(r.id)?.status !== InferenceStatus.Pending,
-    )
-    .map((r) => r.id);
+  // Inferences this diff moves out of Pending (a Confirm or a refused timeout names them).
+  const leftPending = [
+    ...new Set(
+      composed.diff.txs
+        .map((t) =>
+          t.tx.kind === 'confirmStart' || t.tx.kind === 'timeoutInference' ? t.tx.msg.inferenceId : undefined,
+        )
+        .filter(
+          (id): id is bigint =>
+            id !== undefined &&
+            state.inferences.get(id)?.status === InferenceStatus.Pending &&
+            composed.state.inferences.get(id)?.status !== InferenceStatus.Pending,
+        ),
+    ),
+  ];
   const write: Unresolved = {
     stored,
     consumed,

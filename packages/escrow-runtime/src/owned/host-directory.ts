@@ -24,10 +24,11 @@ export class HostDirectory {
   /** Reads the current participants; concurrent callers share one query. */
   refresh(): Promise<void> {
     this.#refreshing ??= (async () => {
+      // Counted from the attempt, so a failing node is not asked again on every resolve.
+      this.#refreshedAt = Date.now();
       try {
         const { participants } = await queryParticipants(this.#o.client);
         this.#urls = new Map(participants.map((p) => [p.address, p.inferenceUrl]));
-        this.#refreshedAt = Date.now();
       } finally {
         this.#refreshing = undefined;
       }
@@ -47,6 +48,15 @@ export class HostDirectory {
   /** UserSession's resolveHost: undefined (treated as down) for an address not in the list. */
   resolve = (address: string, version: string): HostTarget | undefined => {
     const url = this.#urls.get(address);
-    return url === undefined ? undefined : { address, baseUrl: devshardBaseUrl(url, version) };
+    if (url === undefined) {
+      if (
+        this.#refreshing === undefined &&
+        Date.now() - this.#refreshedAt >= (this.#o.minRefreshMs ?? 5_000)
+      ) {
+        void this.refresh().catch(() => undefined);
+      }
+      return undefined;
+    }
+    return { address, baseUrl: devshardBaseUrl(url, version) };
   };
 }

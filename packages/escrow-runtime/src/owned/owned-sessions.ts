@@ -47,6 +47,10 @@ export interface OwnedSessionsOptions {
   readonly keys: RedisKeys;
   /** Unique per process start; no ':'. */
   readonly replicaId: string;
+  /**
+   * Lease TTL. Must exceed the longest session open: replaying stored diffs is synchronous CPU work,
+   * during which no renewal timer can fire (seconds in production, e.g. 10 000; tests use ~1 500).
+   */
   readonly leaseTtlMs: number;
   readonly leaseSafetyMarginMs?: number;
   readonly store: SessionStore;
@@ -200,6 +204,7 @@ export class OwnedSessions implements ClaimTarget {
       return false;
     }
     this.#entries.set(id, entry);
+    const openedAt = performance.now();
     try {
       const signer = this.#o.signerFor(escrow);
       await this.#o.prepare?.();
@@ -219,7 +224,16 @@ export class OwnedSessions implements ClaimTarget {
       });
       entry.session = session;
       if (entry.state !== 'opening') {
-        // Lost (or closed) while opening: the session never served.
+        // Lost (or closed) while opening: the session never served. A lease that expired during
+        // the open means the TTL is shorter than a replay of this session: say so.
+        this.#o.log?.warn(
+          {
+            escrowId: id.toString(),
+            openMs: Math.round(performance.now() - openedAt),
+            ttlMs: this.#o.leaseTtlMs,
+          },
+          'escrow lease lost while its session was opening',
+        );
         await session.close().catch(() => undefined);
         return false;
       }

@@ -58,7 +58,7 @@ describe('ambiguous commit', () => {
     const { fencingToken } = await store.acquire(ESCROW);
     await store.appendDiff(ESCROW, diffAt(1n, 1), fencingToken);
 
-    const cut = proxy.cutAfterNextCommit();
+    const cut = proxy.cutAtCommit(/insert into session_diffs/);
     const failure = await store.appendDiff(ESCROW, diffAt(2n, 2), fencingToken).then(
       () => undefined,
       (error: unknown) => error,
@@ -87,5 +87,39 @@ describe('ambiguous commit', () => {
     // The session goes on at nonce 3 through the same store.
     await store.appendDiff(ESCROW, diffAt(3n, 3), fencingToken);
     expect((await direct.load(ESCROW))?.lastNonce).toBe(3n);
+  });
+
+  it('leaves pending txs and tokens safe to retry when the reply to their commit is lost', async () => {
+    const id = '4343';
+    await store.create({ ...record, escrowId: id, escrow: { ...record.escrow, escrowId: 4343n } });
+    const { fencingToken } = await store.acquire(id);
+    const pending = [{ key: 'confirm:1', bytes: Uint8Array.of(1) }];
+
+    let cut = proxy.cutAtCommit(); // the explicit COMMIT of the fenced write's transaction
+    const lostAdd = await store.addPendingTxs(id, pending, fencingToken).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await cut;
+    expect(isSessionStoreError(lostAdd)).toBe(false);
+    await store.addPendingTxs(id, pending, fencingToken);
+    expect((await direct.load(id))?.pendingTxs.map((p) => p.key)).toEqual(['confirm:1']);
+
+    // A token minted by an acquire whose reply was lost is simply skipped: the retry mints a newer
+    // one, which fences the lost one like any older owner's.
+    cut = proxy.cutAtCommit(/set fencing_token = fencing_token \+ 1/);
+    const lostAcquire = await store.acquire(id).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await cut;
+    expect(isSessionStoreError(lostAcquire)).toBe(false);
+    const retried = await store.acquire(id);
+    expect(retried.fencingToken).toBe(fencingToken + 2n);
+    await expect(store.appendDiff(id, diffAt(1n, 1), fencingToken + 1n)).rejects.toMatchObject({
+      code: 'stale_token',
+    });
+    await store.appendDiff(id, diffAt(1n, 1), retried.fencingToken);
+    expect(proxy.cuts).toBe(3);
   });
 });

@@ -3,7 +3,9 @@
 // signed with (§10.1): on the way back the bytes come from the blob, never from a re-encoding.
 import { readFields } from '@gonka-gateway/chain';
 import {
+  type DevshardTx,
   decodeTx,
+  type EncodedTx,
   encodeDiffContent,
   type PayloadWire,
   type StoredDiff,
@@ -42,12 +44,26 @@ export function txsBlob(diff: StoredDiff): Uint8Array {
   return encodeDiffContent({ nonce: diff.nonce, txs: diff.diff.txs });
 }
 
-function txsFromBlob(blob: Uint8Array) {
-  return readFields(blob).flatMap((f) => {
-    if (f.field !== 2 || f.wireType !== 2) return [];
-    const bytes = f.bytes.slice();
-    return [{ bytes, tx: decodeTx(bytes).tx }];
-  });
+/**
+ * A stored tx whose message is decoded on first read: replay reads only the diffs after the
+ * snapshot and host catch-up only the bytes, so decoding every tx of a long session up front
+ * (most of a 20,000-diff load) would be spent on nothing. The bytes were decoded when received.
+ */
+function storedTx(bytes: Uint8Array): EncodedTx {
+  let tx: DevshardTx | undefined;
+  return {
+    bytes,
+    get tx() {
+      tx ??= decodeTx(bytes).tx;
+      return tx;
+    },
+  };
+}
+
+function txsFromBlob(blob: Uint8Array): EncodedTx[] {
+  return readFields(blob).flatMap((f) =>
+    f.field === 2 && f.wireType === 2 ? [storedTx(f.bytes.slice())] : [],
+  );
 }
 
 export function payloadFromRow(r: Omit<PayloadRow, 'inference_id'>): PayloadWire {

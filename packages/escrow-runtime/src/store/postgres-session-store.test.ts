@@ -3,7 +3,7 @@
 import { sessionStoreContract } from '@gonka-gateway/devshard';
 import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';
 import postgres, { type Sql } from 'postgres';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresSessionStore } from './postgres-session-store.js';
 
 let database: TestDatabase;
@@ -23,3 +23,26 @@ afterAll(async () => {
 });
 
 sessionStoreContract('postgres', () => store, { describe, it });
+
+describe('PostgresSessionStore uint64 columns', () => {
+  it('keeps escrow ids, amounts and nonces exact up to 2^64 − 1', async () => {
+    const max = 0xffff_ffff_ffff_ffffn;
+    const escrowId = max.toString();
+    const record = {
+      escrowId,
+      escrow: { escrowId: max, creator: 'gonka1c', amount: max, slots: ['gonka1a'], validationRate: 0.5 },
+      tag: 'v5',
+      version: 'v5',
+      chainParams: { refusalTimeout: max - 1n },
+    };
+    await store.create(record);
+    const { fencingToken } = await store.acquire(escrowId);
+    await store.saveHostProgress(escrowId, 'gonka1a', max);
+    await store.saveSignatures(escrowId, max, [{ slotId: 0, signature: Uint8Array.of(1) }]);
+    const s = await store.load(escrowId);
+    expect(s?.record).toStrictEqual(record);
+    expect(s?.fencingToken).toBe(fencingToken);
+    expect(s?.hostSync.get('gonka1a')).toBe(max);
+    expect([...(await store.loadSignatures(escrowId, max)).keys()]).toEqual([0]);
+  });
+});

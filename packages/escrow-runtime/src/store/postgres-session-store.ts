@@ -1,9 +1,11 @@
 // SessionStore on Postgres (architecture §2, §4): the system of record for every signed diff. Each
-// escrow's session_heads row carries the fencing token and the last nonce; every content write
-// locks that row (`for no key update`), checks the writer's token is exactly the current one, and
-// commits with it, so an acquire (which bumps the token under the same lock) fences every older
-// writer at once and no two writers can both store a diff for one nonce. Raw SQL through postgres.js:
-// these conditional writes read best as the statements Postgres runs.
+// escrow's session_heads row carries the fencing token (minted here by acquire, §2.1) and the last
+// nonce, and every content write is conditional on it: appendDiff moves the head from nonce − 1 to
+// nonce in one statement only while the writer's token is current; the other writes lock the row
+// (`for no key update`) and check the token first. acquire bumps the token under that same row lock,
+// so it fences every older writer at once, and no two writers can both store a diff for one nonce
+// (§2.3). Raw SQL through postgres.js: these conditional writes read best as the statements Postgres
+// runs.
 import type { DevshardSlotSignature } from '@gonka-gateway/chain';
 import {
   type PayloadWire,
@@ -45,7 +47,11 @@ const FOREIGN_KEY_VIOLATION = '23503';
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) => toBuffer(a).equals(toBuffer(b));
 
-/** Diff columns joined with the payload still stored for it (payload columns are null once pruned). */
+/**
+ * Diff columns joined with the payload still stored for it (payload columns are null once pruned).
+ * Every ORDER BY names the table column (`d.nonce`): the `nonce::text as nonce` output alias would
+ * otherwise win and sort 10 before 9.
+ */
 const DIFF_COLUMNS = `d.nonce::text as nonce, d.txs, d.user_sig, d.post_state_root, d.root, d.warm_key_bindings,
   p.prompt, p.model, p.input_length::text as input_length, p.max_tokens::text as max_tokens,
   p.started_at::text as started_at`;
@@ -97,41 +103,96 @@ export class PostgresSessionStore implements SessionStore {
     consumed: readonly string[] = [],
   ): Promise<void> {
     try {
-      await this.#sql.begin(async (tx) => {
-        const last = await this.#fenced(tx, escrowId, fencingToken);
-        if (diff.nonce !== last + 1n) {
-          if (diff.nonce >= 1n && diff.nonce <= last && (await this.#storedEquals(tx, escrowId, diff)))
-            return;
-          throw new SessionStoreError(
-            SessionStoreErrorCode.NonceConflict,
-            `expected ${last + 1n}, got ${diff.nonce}`,
-          );
-        }
-        const nonce = diff.nonce.toString();
-        const writes: Promise<unknown>[] = [
-          tx`insert into session_diffs
-               (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
-             values (${escrowId}::numeric, ${nonce}::numeric, ${toBuffer(txsBlob(diff))},
-               ${toBuffer(diff.diff.userSig)}, ${toBuffer(diff.diff.postStateRoot)}, ${toBuffer(diff.root)},
-               ${tx.json(diff.warmKeysBound.map((b) => ({ ...b })) as never)}, ${fencingToken.toString()}::bigint)`,
-          tx`update session_heads set last_nonce = ${nonce}::numeric, updated_at = now()
-             where escrow_id = ${escrowId}::numeric`,
-        ];
-        if (diff.payload) writes.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload));
-        if (consumed.length > 0) {
-          writes.push(tx`delete from session_pending_txs
-            where escrow_id = ${escrowId}::numeric and dedup_key = any(${[...consumed]}::text[])`);
-        }
-        // Pipelined on the transaction's connection: one round trip for the whole write.
-        await Promise.all(writes);
-      });
+      if (await this.#appendIfNext(escrowId, diff, fencingToken, consumed)) return;
+      await this.#appendLocked(escrowId, diff, fencingToken, consumed);
     } catch (error) {
-      // The head row lock orders appenders, so a duplicate key here means a second writer slipped
-      // past it (it cannot today); report it as the conflict it is rather than a driver error.
+      // The head row orders appenders, so a duplicate key here means a second writer slipped past
+      // it (it cannot today); report it as the conflict it is rather than a driver error.
       if (sqlState(error) === UNIQUE_VIOLATION)
         throw new SessionStoreError(SessionStoreErrorCode.NonceConflict, `nonce ${diff.nonce} taken`);
       throw error;
     }
+  }
+
+  /**
+   * The common case in one statement (one round trip, committed on its own): the head moves from
+   * nonce − 1 to nonce only when the token is current, and the diff, its payload and the consumed
+   * pending txs are written only when it did. A concurrent acquire or appender holds the head row;
+   * Postgres re-checks the condition on the row it then finds, so at most one such write wins.
+   * False when the condition did not hold: the caller then decides under the row lock.
+   */
+  async #appendIfNext(
+    escrowId: string,
+    diff: StoredDiff,
+    token: bigint,
+    consumed: readonly string[],
+  ): Promise<boolean> {
+    const sql = this.#sql;
+    const p = diff.payload;
+    const [row] = await sql<{ applied: number }[]>`
+      with head as (
+        update session_heads set last_nonce = ${diff.nonce.toString()}::numeric, updated_at = now()
+        where escrow_id = ${escrowId}::numeric and fencing_token = ${token.toString()}::bigint
+          and last_nonce = ${(diff.nonce - 1n).toString()}::numeric
+        returning escrow_id
+      ), diff as (
+        insert into session_diffs
+          (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
+        select escrow_id, ${diff.nonce.toString()}::numeric, ${toBuffer(txsBlob(diff))}::bytea,
+          ${toBuffer(diff.diff.userSig)}::bytea, ${toBuffer(diff.diff.postStateRoot)}::bytea,
+          ${toBuffer(diff.root)}::bytea, ${sql.json(diff.warmKeysBound.map((b) => ({ ...b })) as never)}::jsonb,
+          ${token.toString()}::bigint
+        from head
+      ), payload as (
+        insert into session_payloads (escrow_id, inference_id, prompt, model, input_length, max_tokens, started_at)
+        select escrow_id, ${diff.nonce.toString()}::numeric, ${p ? toBuffer(p.prompt) : null}::bytea,
+          ${p?.model ?? null}::text, ${p?.inputLength.toString() ?? null}::numeric,
+          ${p?.maxTokens.toString() ?? null}::numeric, ${p?.startedAt.toString() ?? null}::numeric
+        from head where ${p !== undefined}::boolean
+      ), consumed as (
+        delete from session_pending_txs
+        where escrow_id = (select escrow_id from head) and dedup_key = any(${[...consumed]}::text[])
+      )
+      select count(*)::int as applied from head`;
+    return row?.applied === 1;
+  }
+
+  /** Every other case, decided under the head row lock: stale, missing, identical retry, conflict. */
+  async #appendLocked(
+    escrowId: string,
+    diff: StoredDiff,
+    fencingToken: bigint,
+    consumed: readonly string[],
+  ): Promise<void> {
+    await this.#sql.begin(async (tx) => {
+      const last = await this.#fenced(tx, escrowId, fencingToken);
+      if (diff.nonce !== last + 1n) {
+        if (diff.nonce >= 1n && diff.nonce <= last && (await this.#storedEquals(tx, escrowId, diff))) return;
+        throw new SessionStoreError(
+          SessionStoreErrorCode.NonceConflict,
+          `expected ${last + 1n}, got ${diff.nonce}`,
+        );
+      }
+      // The head moved to nonce − 1 after the one-statement attempt looked (a write of ours that was
+      // still in flight): write it here, under the lock.
+      const nonce = diff.nonce.toString();
+      const writes: Promise<unknown>[] = [
+        tx`insert into session_diffs
+             (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
+           values (${escrowId}::numeric, ${nonce}::numeric, ${toBuffer(txsBlob(diff))},
+             ${toBuffer(diff.diff.userSig)}, ${toBuffer(diff.diff.postStateRoot)}, ${toBuffer(diff.root)},
+             ${tx.json(diff.warmKeysBound.map((b) => ({ ...b })) as never)}, ${fencingToken.toString()}::bigint)`,
+        tx`update session_heads set last_nonce = ${nonce}::numeric, updated_at = now()
+           where escrow_id = ${escrowId}::numeric`,
+      ];
+      if (diff.payload) writes.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload));
+      if (consumed.length > 0) {
+        writes.push(tx`delete from session_pending_txs
+          where escrow_id = ${escrowId}::numeric and dedup_key = any(${[...consumed]}::text[])`);
+      }
+      // Pipelined on the transaction's connection: one round trip for the whole write.
+      await Promise.all(writes);
+    });
   }
 
   async readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]> {
@@ -301,7 +362,7 @@ export class PostgresSessionStore implements SessionStore {
   async #session(tx: Tx, escrowId: string, head: HeadRow): Promise<StoredSession> {
     const [snapshot] = await tx<{ nonce: string; root: Buffer; state: Buffer }[]>`
       select nonce::text as nonce, root, state from session_snapshots
-      where escrow_id = ${escrowId}::numeric order by nonce desc limit 1`;
+      where escrow_id = ${escrowId}::numeric order by session_snapshots.nonce desc limit 1`;
     const after = snapshot?.nonce ?? '0';
     const [diffs, pending, hosts, payloads] = await Promise.all([
       tx.unsafe<DiffWithPayloadRow[]>(
@@ -318,7 +379,7 @@ export class PostgresSessionStore implements SessionStore {
       tx<PayloadRow[]>`
         select inference_id::text as inference_id, prompt, model, input_length::text as input_length,
           max_tokens::text as max_tokens, started_at::text as started_at
-        from session_payloads where escrow_id = ${escrowId}::numeric order by inference_id`,
+        from session_payloads where escrow_id = ${escrowId}::numeric order by session_payloads.inference_id`,
     ]);
     return {
       record: recordFromJson(head.record),

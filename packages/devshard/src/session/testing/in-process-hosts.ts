@@ -51,6 +51,12 @@ export interface HostBehaviour {
   voteKey?: PrivateKey;
   /** Extra txs this host puts into its meta mempool (injection attempts). */
   extraMempool?: () => EncodedTx[];
+  /** Refuses every new diff with 500 apply_failed (config drift, or a diff no host can apply). */
+  rejectDiffs?: boolean;
+  /** Holds each stream event of these kinds until the promise returned resolves (a slow path). */
+  hold?: (event: ChatEvent['type'], nonce: bigint) => Promise<void> | undefined;
+  /** As executor: the stream stays open after the chunks, never sending meta or [DONE] (until cancelled). */
+  hangBeforeMeta?: boolean;
 }
 
 export interface ChatCall {
@@ -99,15 +105,36 @@ function payloadMatches(rec: InferenceRecord, p: PayloadWire): boolean {
   );
 }
 
-/** A ChatStream over prepared events; `breakAfter` makes it end like a cut HTTP stream. */
-function streamOf(events: readonly ChatEvent[], payloadSent: boolean): ChatStream {
+/**
+ * A ChatStream over prepared events, ending like the HTTP transport (§4.4); `hold` delays events,
+ * `hang` keeps it open after the last one, and cancel() ends it like an aborted body read.
+ */
+function streamOf(
+  events: readonly ChatEvent[],
+  payloadSent: boolean,
+  options: { hold?: (type: ChatEvent['type']) => Promise<void> | undefined; hang?: boolean } = {},
+): ChatStream {
+  let cancelled = false;
+  let wake: (() => void) | undefined;
+  const cancelledError = () => new HostTransportError(HostErrorCode.Aborted, 'in-process stream cancelled');
+  const wait = async (p: Promise<void>) => {
+    await Promise.race([p, new Promise<void>((resolve) => (wake = resolve))]);
+    if (cancelled) throw cancelledError();
+  };
   return {
-    cancel() {},
+    cancel() {
+      cancelled = true;
+      wake?.();
+    },
     async *[Symbol.asyncIterator]() {
       for (const e of events) {
         await Promise.resolve();
+        const held = options.hold?.(e.type);
+        if (held) await wait(held);
+        if (cancelled) throw cancelledError();
         yield e;
       }
+      if (options.hang) await wait(new Promise<void>(() => undefined));
       // Same ending rules as the HTTP transport (§4.4).
       const done = events.some((e) => e.type === 'done');
       if (payloadSent && !done) {
@@ -124,6 +151,8 @@ export class InProcessNetwork implements HostTransport {
   /** nonce → hex user signature of every diff any host received (to prove no nonce is signed twice). */
   readonly signedByNonce = new Map<bigint, string>();
   readonly conflicts: bigint[] = [];
+  /** Every diff any host was sent (chat, catch-up, verify-timeout, challenge), applied or skipped. */
+  readonly received: SignedDiff[] = [];
   /** Hook run at the start of every chat call (write-ahead assertions). */
   onChat?: (host: string, request: InferenceRequestWire) => void | Promise<void>;
   readonly #clock: Clock;
@@ -180,12 +209,14 @@ export class InProcessNetwork implements HostTransport {
   #apply(host: InProcessHost, wires: readonly DiffWire[]): void {
     for (const w of wires) {
       const diff = diffFromWire(w, { strict: true });
+      this.received.push(diff);
       const sig = Buffer.from(diff.userSig).toString('hex');
       const seen = this.signedByNonce.get(diff.nonce);
       if (seen !== undefined && seen !== sig) this.conflicts.push(diff.nonce);
       this.signedByNonce.set(diff.nonce, sig);
       if (diff.nonce <= host.state.latestNonce) continue; // already applied: hosts skip, not reject
       try {
+        if (host.behaviour.rejectDiffs) throw new Error('rejected by this host');
         checkNonceLimit(
           host.state,
           diff.nonce,
@@ -283,20 +314,8 @@ export class InProcessNetwork implements HostTransport {
         type: 'chunk',
         line: enc.encode(`data: {"choices":[{"delta":{"content":"n${request.nonce}"}}]}`),
       });
-      if (!host.behaviour.stall) {
-        const output = enc.encode(`output of ${request.nonce}`);
-        const finish = signFinish(
-          host.key,
-          newMsg.finishInference({
-            inferenceId: request.nonce,
-            responseHash: sha256(output),
-            inputTokens: payload.inputLength,
-            outputTokens: 20n,
-            executorSlot: Number(request.nonce % BigInt(host.state.group.slots.length)),
-            escrowId: this.#escrowId,
-          }),
-        );
-        this.#gossip(txOf.finishInference(finish));
+      if (!host.behaviour.stall && !host.behaviour.hangBeforeMeta) {
+        this.#gossip(this.#finish(host, request.nonce, payload));
         events.push({
           type: 'chunk',
           line: enc.encode('data: {"choices":[{"delta":{},"finish_reason":"stop"}]}'),
@@ -306,8 +325,34 @@ export class InProcessNetwork implements HostTransport {
         events.push({ type: 'done', line: enc.encode('data: [DONE]') });
       }
     }
+    if (payload && executed && host.behaviour.hangBeforeMeta) {
+      // The Finish exists (gossiped to the mempools), but this stream never gets to its meta event.
+      this.#gossip(this.#finish(host, request.nonce, payload));
+    }
     this.hostMs += performance.now() - t0;
-    return streamOf(events, payload !== undefined);
+    const hold = host.behaviour.hold;
+    return streamOf(events, payload !== undefined, {
+      ...(hold ? { hold: (type: ChatEvent['type']) => hold(type, request.nonce) } : {}),
+      ...(payload && executed && host.behaviour.hangBeforeMeta ? { hang: true } : {}),
+    });
+  }
+
+  /** The executor's signed Finish: 20 output tokens. */
+  #finish(host: InProcessHost, nonce: bigint, payload: PayloadWire): EncodedTx {
+    const output = enc.encode(`output of ${nonce}`);
+    return txOf.finishInference(
+      signFinish(
+        host.key,
+        newMsg.finishInference({
+          inferenceId: nonce,
+          responseHash: sha256(output),
+          inputTokens: payload.inputLength,
+          outputTokens: 20n,
+          executorSlot: Number(nonce % BigInt(host.state.group.slots.length)),
+          escrowId: this.#escrowId,
+        }),
+      ),
+    );
   }
 
   async verifyTimeout(

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { SessionErrorCode } from './errors.js';
+import type { InferenceHandlers } from './inference.js';
+import { ESCROW_ID, request, setup } from './testing/session-setup.js';
+import { wrapStore } from './testing/wrap-store.js';
+
+/** Handlers that record what reached the client. */
+function client(signal?: AbortSignal) {
+  const seen: string[] = [];
+  const handlers: InferenceHandlers = {
+    onReceipt: () => seen.push('receipt'),
+    onChunk: () => seen.push('chunk'),
+    onDone: () => seen.push('done'),
+    ...(signal ? { signal } : {}),
+  };
+  return { seen, handlers };
+}
+
+describe('a client that goes away (architecture §5)', () => {
+  it('before its diff is composed: no nonce is taken', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open();
+    const gone = new AbortController();
+    gone.abort();
+    await expect(s.infer(request(), client(gone.signal).handlers)).rejects.toMatchObject({
+      code: SessionErrorCode.ClientAborted,
+    });
+    expect(s.latestNonce).toBe(0n);
+    expect(t.net.calls).toHaveLength(0);
+    expect(s.fault).toBeUndefined();
+  });
+
+  it('while waiting for the compose lock: no nonce is taken', async () => {
+    const t = setup();
+    await t.init();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let first = true;
+    const slow = wrapStore(t.store, {
+      appendDiff: async (id, d, token, consumed) => {
+        if (first) {
+          first = false;
+          await gate;
+        }
+        return t.store.appendDiff(id, d, token, consumed);
+      },
+    });
+    const s = await t.open({ store: slow });
+    const holding = s.infer(request());
+    const gone = new AbortController();
+    const waiting = s.infer(request(), client(gone.signal).handlers);
+    gone.abort();
+    release();
+    expect(await holding).toMatchObject({ nonce: 1n, status: 'completed' });
+    await expect(waiting).rejects.toMatchObject({ code: SessionErrorCode.ClientAborted });
+    expect((await t.store.load(ESCROW_ID))!.lastNonce).toBe(1n);
+  });
+
+  it('after its diff is composed: the diff is still sent and the Finish folded in, nothing reaches the client', async () => {
+    const t = setup();
+    await t.init();
+    const gone = new AbortController();
+    const aborting = wrapStore(t.store, {
+      appendDiff: async (id, d, token, consumed) => {
+        await t.store.appendDiff(id, d, token, consumed);
+        gone.abort(); // the client leaves right after the write-ahead
+      },
+    });
+    const s = await t.open({ store: aborting });
+    const c = client(gone.signal);
+    const r = await s.infer(request(), c.handlers);
+    expect(r).toMatchObject({ nonce: 1n, confirmed: true, finished: true, clientGone: true });
+    expect(t.net.calls.filter((x) => x.payload && x.nonce === 1n)).toHaveLength(1);
+    expect(c.seen).toEqual([]);
+  });
+
+  it('after the receipt: chunks stop, the host stream is read to its meta event', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open();
+    const gone = new AbortController();
+    const c = client(gone.signal);
+    const r = await s.infer(request(), {
+      ...c.handlers,
+      onReceipt: () => {
+        c.seen.push('receipt');
+        gone.abort();
+      },
+    });
+    expect(c.seen).toEqual(['receipt']);
+    expect(r).toMatchObject({ status: 'completed', confirmed: true, finished: true, clientGone: true });
+    expect((await t.store.load(ESCROW_ID))!.pendingTxs.map((p) => p.key).sort()).toEqual([
+      'confirm:1',
+      'finish:1',
+    ]);
+  });
+
+  it('after the receipt, a host that never sends its meta: the tail is bounded, then the mempool is asked', async () => {
+    const t = setup();
+    await t.init();
+    const s = await t.open({ disconnectTailMs: 20 });
+    t.net.hostOfSlot(1).behaviour.hangBeforeMeta = true;
+    const gone = new AbortController();
+    const r = await s.infer(request(), { onReceipt: () => gone.abort(), signal: gone.signal });
+    expect(r).toMatchObject({ nonce: 1n, confirmed: true, finished: true, clientGone: true });
+    expect(r.error).toMatchObject({ code: 'aborted' }); // the tail was cut, not the client's doing
+    expect(s.fault).toBeUndefined();
+  });
+});
