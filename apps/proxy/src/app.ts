@@ -2,6 +2,8 @@
 // (who is calling, disabled mode, settings), chat/ (policy, admission, routing, serving), ownership/
 // (the escrows this replica owns and the fleet's pool), routes/ (status, models, health, controller).
 // Every dependency is passed in; a test builds the app with real Postgres/Redis in a few lines.
+
+import { createChainClient } from '@gonka-gateway/chain';
 import {
   createFastify,
   errorHandling,
@@ -16,6 +18,7 @@ import type { FastifyInstance } from 'fastify';
 import type postgres from 'postgres';
 import { Admission } from './chat/admission.js';
 import { chatRoutes } from './chat/chat-routes.js';
+import { PocWatch } from './chat/poc-watch.js';
 import { authentication } from './gate/auth.js';
 import { disabledMode } from './gate/disabled-mode.js';
 import { SettingsSource } from './gate/settings.js';
@@ -43,6 +46,8 @@ export interface ProxyTuning {
   readonly maintenanceEveryMs?: number;
   /** How long an admission entry outlives a replica that stopped refreshing it (default 15 s). */
   readonly admissionTtlMs?: number;
+  /** PoC phase re-read period with DEVSHARD_POC_REQUEST_MODE=off (default 2 s). */
+  readonly pocCheckEveryMs?: number;
   /** Settings re-read period (default 1 s). */
   readonly settingsRefreshMs?: number;
 }
@@ -106,8 +111,19 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     ...(tuning.admissionTtlMs !== undefined ? { entryTtlMs: tuning.admissionTtlMs } : {}),
   });
 
+  // Only `off` needs to know the phase (spec §2.10); `relaxed` serves through PoC.
+  const poc =
+    config.pocRequestMode === 'off'
+      ? new PocWatch(
+          createChainClient({ chainRest: config.chain.restUrl, publicApi: config.chain.publicApiUrl }),
+          tuning.pocCheckEveryMs,
+          onError('PoC phase read failed'),
+        )
+      : undefined;
+
   app.addHook('onReady', async () => {
     await settings.start();
+    await poc?.start();
     await ownership.start();
     await pool.start();
   });
@@ -115,6 +131,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     // After the server stopped taking requests and in-flight ones finished: hand every escrow back.
     await ownership.close();
     pool.stop();
+    poc?.stop();
     admission.stop();
     await settings.stop();
   });
@@ -145,6 +162,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     replicaId: config.proxy.replicaId,
     hopSecret: config.adminKeyHash,
     bodyLimit,
+    pocBlocks: () => poc?.active ?? false,
     ...(tuning.maxAttempts !== undefined ? { maxAttempts: tuning.maxAttempts } : {}),
   });
   await app.register(controllerForward, { controllerUrl: config.controller.url });

@@ -30,6 +30,8 @@ export interface ChatRoutesOptions {
   /** Secret of the forwarding hop (the admin key digest every replica holds). */
   readonly hopSecret: Buffer;
   readonly bodyLimit: number;
+  /** True while new requests must wait for the network's PoC to end (DEVSHARD_POC_REQUEST_MODE=off). */
+  readonly pocBlocks: () => boolean;
   /** Attempts on a host failure before the first byte (default 2). */
   readonly maxAttempts?: number;
 }
@@ -100,6 +102,13 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     const raw = request.rawBody ?? Buffer.from(JSON.stringify(body));
     const hostBody = bodyForHost(raw, body, decision);
     const inputTokens = estimateInputTokens(raw.length);
+
+    if (o.pocBlocks()) {
+      return sendError(reply, new GatewayError('poc_active', 'the network is running PoC; retry shortly'), {
+        ...headers,
+        'retry-after': '10',
+      });
+    }
 
     // Admission is taken once, by the replica the client reached; the owner trusts a signed hop.
     let ticket: string | undefined;
