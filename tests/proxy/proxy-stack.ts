@@ -73,11 +73,11 @@ export class ProxyStack {
   }
 
   /** Devnet, database (settings bootstrapped) and `count` escrows (5 GNK, Qwen) registered active. */
-  static async start(count: number): Promise<ProxyStack> {
+  static async start(count: number, options: { redis?: TestRedis } = {}): Promise<ProxyStack> {
     const [gateway, db, redis] = await Promise.all([
       Gateway.start(),
       createTestDatabase(),
-      createTestRedis(),
+      options.redis ?? createTestRedis(),
     ]);
     const storeSql = postgres(db.url, { max: 4, onnotice: () => {} });
     const store = new PostgresSessionStore(storeSql);
