@@ -48,7 +48,11 @@ describe('network guards', () => {
 
   it('private host addresses are refused: an OpenAI error and no host is called', async () => {
     let res = await send();
-    for (let i = 0; i < 30 && (await res.clone().json()).error?.code === 'poc_active'; i++) {
+    for (
+      let i = 0;
+      i < 30 && ((await res.clone().json()) as { error?: { code?: string } }).error?.code === 'poc_active';
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 100));
       res = await send();
     }
