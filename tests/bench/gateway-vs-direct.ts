@@ -153,6 +153,42 @@ export async function gatewayVsDirect(options: {
       );
       results.push(d, g);
     }
+    // Time to the first streamed chunk, one request at a time (issue 11 §10: added TTFT).
+    const ttft = async (target: string, headers: Record<string, string>) => {
+      const times: number[] = [];
+      const end = performance.now() + options.seconds * 1000;
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const res = await fetch(target, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({
+            model: QWEN_MODEL,
+            messages: [{ role: 'user', content: `Stream three colours (${i++}).` }],
+            max_tokens: options.maxTokens,
+            stream: true,
+          }),
+        });
+        const reader = res.body!.getReader();
+        let first = true;
+        for (;;) {
+          const { done } = await reader.read();
+          if (first) {
+            times.push(performance.now() - t0);
+            first = false;
+          }
+          if (done) break;
+        }
+      }
+      times.sort((a, b) => a - b);
+      return { p50: times[Math.floor((times.length - 1) / 2)] ?? Number.NaN, n: times.length };
+    };
+    const ttftDirect = await ttft(`${devnet.urls.mlNode}/v1/chat/completions`, {});
+    const ttftGateway = await ttft(`${url}/v1/chat/completions`, { authorization: `Bearer ${ADMIN}` });
+    lines.push(
+      `  streams, c=1: time to first chunk p50 direct ${ttftDirect.p50.toFixed(2)} ms (${ttftDirect.n}), ` +
+        `through the gateway ${ttftGateway.p50.toFixed(2)} ms (${ttftGateway.n}); added TTFT ${(ttftGateway.p50 - ttftDirect.p50).toFixed(2)} ms`,
+    );
     return { lines, results };
   } finally {
     await proxy?.stop('SIGTERM');

@@ -16,7 +16,7 @@ export interface Usage {
 
 /** The `{...}` of a `data: {...}` line, or undefined for anything else. */
 export function parseDataLine(line: Uint8Array): Record<string, unknown> | undefined {
-  const text = Buffer.from(line).toString('utf8');
+  const text = Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString('utf8');
   if (!text.startsWith('data:')) return undefined;
   const json = text.slice(5).trim();
   if (!json.startsWith('{')) return undefined;

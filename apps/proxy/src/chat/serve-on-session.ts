@@ -113,7 +113,7 @@ export async function serveOnSession(
         {
           signal: client.signal,
           onChunk: (line) => {
-            const frame = line.includes(0x75) ? parseUsageFrame(line) : undefined;
+            const frame = parseUsageFrame(line);
             if (frame) inputTokens = frame.prompt_tokens ?? inputTokens;
             if (frame?.completion_tokens !== undefined) outputTokens = frame.completion_tokens;
             else outputTokens++;
@@ -191,6 +191,6 @@ export async function serveOnSession(
 
 function parseUsageFrame(line: Uint8Array) {
   // Cheap pre-check: only lines that mention usage are parsed.
-  if (!Buffer.from(line).includes('"usage"')) return undefined;
+  if (!Buffer.from(line.buffer, line.byteOffset, line.byteLength).includes('"usage"')) return undefined;
   return usageOf(parseDataLine(line));
 }
