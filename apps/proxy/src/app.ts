@@ -163,6 +163,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     hopSecret: config.adminKeyHash,
     bodyLimit,
     pocBlocks: () => poc?.active ?? false,
+    capacityAware: config.capacityAwareLimits,
     ...(tuning.maxAttempts !== undefined ? { maxAttempts: tuning.maxAttempts } : {}),
   });
   await app.register(controllerForward, { controllerUrl: config.controller.url });

@@ -32,6 +32,7 @@ export interface ChatRoutesOptions {
   readonly bodyLimit: number;
   /** True while new requests must wait for the network's PoC to end (DEVSHARD_POC_REQUEST_MODE=off). */
   readonly pocBlocks: () => boolean;
+  readonly capacityAware: boolean;
   /** Attempts on a host failure before the first byte (default 2). */
   readonly maxAttempts?: number;
 }
@@ -147,6 +148,7 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
         stream: body.stream === true,
         ...(escrowId !== undefined ? { escrowId } : {}),
         maxAttempts: o.maxAttempts ?? 2,
+        capacityAware: o.capacityAware,
         headers,
       },
       { sessions: o.sessions, metrics: o.metrics },

@@ -25,13 +25,15 @@ export function pickOwned(
   modelId: string,
   reservation: Reservation,
   exclude: ReadonlySet<bigint> = new Set(),
+  /** DEVSHARD_CAPACITY_AWARE_LIMITS: in-flight per capacity weight (on) or in-flight alone (off). */
+  capacityAware = true,
 ): OwnedEscrowInfo | undefined {
   let best: OwnedEscrowInfo | undefined;
   let bestLoad = Number.POSITIVE_INFINITY;
   for (const e of owned) {
     if (e.modelId !== modelId || !e.routable || !e.canStart || exclude.has(e.escrowId)) continue;
     if (!canFund(e, reservation)) continue;
-    const load = e.inFlight / Math.max(1, e.capacityWeight);
+    const load = capacityAware ? e.inFlight / Math.max(1, e.capacityWeight) : e.inFlight;
     if (load < bestLoad) {
       best = e;
       bestLoad = load;

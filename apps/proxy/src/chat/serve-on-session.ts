@@ -24,6 +24,7 @@ export interface ServeInput {
   /** Only this escrow (POST /devshard/{id}/v1/chat/completions). */
   readonly escrowId?: bigint;
   readonly maxAttempts: number;
+  readonly capacityAware: boolean;
   readonly headers: Readonly<Record<string, string>>;
 }
 
@@ -89,8 +90,10 @@ export async function serveOnSession(
     const pick =
       input.escrowId !== undefined
         ? owned.find((e) => e.escrowId === input.escrowId && e.routable)
-        : (pickOwned(owned, input.model, input.reservation, tried) ??
-          (attempt > 0 ? pickOwned(owned, input.model, input.reservation, hardFailed) : undefined));
+        : (pickOwned(owned, input.model, input.reservation, tried, input.capacityAware) ??
+          (attempt > 0
+            ? pickOwned(owned, input.model, input.reservation, hardFailed, input.capacityAware)
+            : undefined));
     if (!pick) break;
     if (attempt > 0) deps.metrics.retries.inc();
     lastEscrow = pick.escrowId;
