@@ -527,3 +527,40 @@ describe('after the headers are sent', () => {
       ]);
   });
 });
+
+describe('a known model with no routable escrow', () => {
+  it('503 with Retry-After: 10 and no nonce taken', async () => {
+    const r = stack.redis.redis;
+    const ghost = 'ghost/model';
+    // An escrow of another model whose owner is gone (not in the replica directory).
+    await r.sadd(stack.keys.poolModels, ghost);
+    await r.sadd(stack.keys.poolModel(ghost), '424242');
+    await r.hset(stack.keys.poolEscrow(424242n), {
+      escrow_id: '424242',
+      model_id: ghost,
+      status: 'active',
+      capacity_weight: '4',
+      balance_estimate: '5000000000',
+      nonce: '0',
+      owner: 'replica-that-died',
+      updated_at_ms: String(Date.now()),
+    });
+    try {
+      await expect
+        .poll(async () => (await post('/v1/chat/completions', chat({ model: ghost }))).status, {
+          timeout: 3_000,
+          interval: 100,
+        })
+        .toBe(503);
+      const before = await stack.diffCount();
+      const res = await post('/v1/chat/completions', chat({ model: ghost }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('10');
+      expect(res.json().error.code).toBe('no_escrow_available');
+      expect(await stack.diffCount()).toBe(before);
+    } finally {
+      await r.srem(stack.keys.poolModels, ghost);
+      await r.del(stack.keys.poolModel(ghost), stack.keys.poolEscrow(424242n));
+    }
+  });
+});
