@@ -564,3 +564,41 @@ describe('a known model with no routable escrow', () => {
     }
   });
 });
+
+describe('an owner replica that does not answer', () => {
+  it('the forwarded request gets 503 with Retry-After, not a bare 500', async () => {
+    const r = stack.redis.redis;
+    const ghost = 'ghost/forwarded';
+    await r.set(stack.keys.replica('unreachable'), 'http://127.0.0.1:9', 'PX', 30_000);
+    await r.sadd(stack.keys.poolModels, ghost);
+    await r.sadd(stack.keys.poolModel(ghost), '424243');
+    await r.hset(stack.keys.poolEscrow(424243n), {
+      escrow_id: '424243',
+      model_id: ghost,
+      status: 'active',
+      capacity_weight: '4',
+      balance_estimate: '5000000000',
+      nonce: '0',
+      owner: 'unreachable',
+      updated_at_ms: String(Date.now()),
+    });
+    try {
+      await expect
+        .poll(async () => (await post('/v1/chat/completions', chat({ model: ghost }))).json().error.code, {
+          timeout: 3_000,
+          interval: 100,
+        })
+        .toBe('service_unavailable');
+      const res = await post('/v1/chat/completions', chat({ model: ghost }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+    } finally {
+      await r.srem(stack.keys.poolModels, ghost);
+      await r.del(
+        stack.keys.poolModel(ghost),
+        stack.keys.poolEscrow(424243n),
+        stack.keys.replica('unreachable'),
+      );
+    }
+  });
+});

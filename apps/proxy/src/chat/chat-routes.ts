@@ -173,6 +173,16 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
         // With a content type, reply-from sends the bytes as they are (no JSON.stringify).
         body: hostBody,
         contentType: 'application/json',
+        // The owner went away between the snapshot and the call: retryable, never a bare 500.
+        onError: (r, { error }) => {
+          request.log.warn({ err: error }, 'forward to the owner replica failed');
+          if (r.sent) return;
+          void sendError(
+            r as FastifyReply,
+            new GatewayError('service_unavailable', 'the owner replica did not answer; retry shortly'),
+            { 'retry-after': '1', 'x-should-retry': 'true' },
+          );
+        },
         rewriteRequestHeaders: (_req, h) => ({
           ...h,
           'x-request-id': request.id,
