@@ -40,6 +40,8 @@ const gatewayEnv: Record<string, string> = {
   DEVSHARD_STORAGE_DIR: env.DEVSHARD_STORAGE_DIR ?? join(REPO_ROOT, '.gateway-data', 'storage'),
   DEVSHARD_PORT: proxyPort,
   GATEWAY_CONTROLLER_PORT: controllerPort,
+  // The devnet's hosts listen on loopback, which the proxy refuses by default (issue 11 §9).
+  GATEWAY_ALLOW_PRIVATE_HOSTS: env.GATEWAY_ALLOW_PRIVATE_HOSTS ?? 'on',
 };
 
 const children: TsProcess[] = [];

@@ -6,6 +6,7 @@
 // BENCH_FETCH=1 (host calls through fetch instead of undici.request).
 import { spawnSync } from 'node:child_process';
 import { REPO_ROOT } from '@gonka-gateway/deploy';
+import { gatewayVsDirect } from './gateway-vs-direct.js';
 import { sessionVsDirect } from './session-vs-direct.js';
 import { signatureBench } from './signatures.js';
 
@@ -54,6 +55,12 @@ for (const concurrency of concurrencies) {
     for (const line of lines) out(line);
     out();
   }
+}
+
+{
+  const { lines } = await gatewayVsDirect({ seconds, concurrency, maxTokens: 64 });
+  for (const line of lines) out(line);
+  out();
 }
 
 // The devnet's own speed (issue: mock model ≥ 5,000 req/s on one core; sub-ms tx execution).

@@ -32,6 +32,7 @@ describe('proxy app', () => {
       DEVSHARD_ADMIN_API_KEY: ADMIN,
       DEVSHARDS_JSON: '[]',
       REDIS_KEY_PREFIX: redis.prefix,
+      DATABASE_URL: database.url,
       GATEWAY_REPLICA_ID: 'replica-a',
       ...extra,
     });
@@ -60,8 +61,8 @@ describe('proxy app', () => {
       status: 'ok',
       mode: 'pool',
       checks: { postgres: true, redis: true },
-      runtimes: [{ escrow_id: '42', model_id: 'model-a', status: 'active' }],
-      capacity: { models: { 'model-a': { escrows: 1, capacity_weight: 16 } } },
+      runtimes: [],
+      capacity: { models: { 'model-a': { escrows: 1, active: 1, capacity_weight: 16 } } },
       devshards: [{ escrow_id: '42', nonce: '7', balance_estimate: '5000000000', owner: 'replica-a' }],
       active_requests: 0,
     });
@@ -94,6 +95,7 @@ describe('graceful shutdown', () => {
       DEVSHARD_ADMIN_API_KEY: ADMIN,
       DEVSHARDS_JSON: '[]',
       REDIS_KEY_PREFIX: redis.prefix,
+      DATABASE_URL: database.url,
     });
     const registry = createMetricsRegistry({ app: 'proxy', version: 'test' });
     const app = await buildProxyApp({ config, infra: { database, redis: redis.redis }, registry });

@@ -1,3 +1,9 @@
+// The data-plane app (architecture §1, §5), its folders in the order a request meets them: gate/
+// (who is calling, disabled mode, settings), chat/ (policy, admission, routing, serving), ownership/
+// (the escrows this replica owns and the fleet's pool), routes/ (status, models, health, controller).
+// Every dependency is passed in; a test builds the app with real Postgres/Redis in a few lines.
+
+import { createChainClient } from '@gonka-gateway/chain';
 import {
   createFastify,
   errorHandling,
@@ -6,24 +12,160 @@ import {
   type Logger,
   metricsRoute,
   type Registry,
+  redisKeys,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import type postgres from 'postgres';
+import { Admission } from './chat/admission.js';
+import { chatRoutes } from './chat/chat-routes.js';
+import { PocWatch } from './chat/poc-watch.js';
+import { authentication } from './gate/auth.js';
+import { disabledMode } from './gate/disabled-mode.js';
+import { SettingsSource } from './gate/settings.js';
+import { PoolSnapshot } from './ownership/pool-snapshot.js';
+import { createProxyOwnership } from './ownership/proxy-ownership.js';
 import { activeRequests } from './plugins/active-requests.js';
+import { createProxyMetrics } from './proxy-metrics.js';
+import { controllerForward } from './routes/controller-forward.js';
+import { healthRoutes } from './routes/health.js';
+import { modelsRoute } from './routes/models.js';
 import { statusRoute } from './routes/status.js';
+
+/** Knobs tests and benchmarks turn; production uses the defaults. */
+export interface ProxyTuning {
+  /** Escrow lease TTL (default 10 s). */
+  readonly leaseTtlMs?: number;
+  /** Allow loopback/private host addresses (the devnet). Default false (issue 11 §9). */
+  readonly allowPrivateHosts?: boolean;
+  /** Chat body limit in bytes (default 4 MiB). */
+  readonly bodyLimit?: number;
+  /** Attempts when a host fails before the first byte (default 2). */
+  readonly maxAttempts?: number;
+  /** Pending host txs flushed after this long without a request (default 10 s). */
+  readonly flushIdleMs?: number;
+  readonly maintenanceEveryMs?: number;
+  /** How long an admission entry outlives a replica that stopped refreshing it (default 15 s). */
+  readonly admissionTtlMs?: number;
+  /** PoC phase re-read period with DEVSHARD_POC_REQUEST_MODE=off (default 2 s). */
+  readonly pocCheckEveryMs?: number;
+  /** Settings re-read period (default 1 s). */
+  readonly settingsRefreshMs?: number;
+}
 
 export interface ProxyDeps {
   config: GatewayConfig;
   infra: Pick<Infrastructure, 'database' | 'redis'>;
   registry: Registry;
   logger?: Logger;
+  /** Where creator keys are read (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  tuning?: ProxyTuning;
 }
 
-/** The data-plane app (architecture.md §1). Tests build it with real Postgres/Redis in a few lines. */
 export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
-  const app = createFastify(deps.logger);
+  const { config, infra } = deps;
+  const tuning = deps.tuning ?? {};
+  const bodyLimit = tuning.bodyLimit ?? 4 * 1024 * 1024;
+  const app = createFastify(deps.logger, { bodyLimit });
+  const log = deps.logger;
+  const onError = (what: string) => (error: Error) => app.log.warn({ err: error }, what);
+  const keys = redisKeys(config.redis.keyPrefix);
+  const metrics = createProxyMetrics(deps.registry, () => ownership.runtime.sessions.list());
+
+  // A subscriber-only connection: no ready check (INFO is refused in subscriber mode on reconnect).
+  const subscriber = infra.redis.duplicate({ enableReadyCheck: false });
+  subscriber.on('error', (error: Error) =>
+    app.log.warn({ error: error.message }, 'settings subscriber error'),
+  );
+  const settings = new SettingsSource({
+    database: infra.database,
+    config,
+    subscriber,
+    channel: keys.settingsChanges,
+    ...(tuning.settingsRefreshMs !== undefined ? { refreshEveryMs: tuning.settingsRefreshMs } : {}),
+    onError: onError('settings read failed'),
+  });
+  const ownership = createProxyOwnership({
+    config,
+    sql: infra.database.sql as unknown as postgres.Sql,
+    redis: infra.redis,
+    env: deps.env ?? process.env,
+    ...(tuning.leaseTtlMs !== undefined ? { leaseTtlMs: tuning.leaseTtlMs } : {}),
+    ...(tuning.allowPrivateHosts !== undefined ? { allowPrivateHosts: tuning.allowPrivateHosts } : {}),
+    ...(tuning.flushIdleMs !== undefined ? { flushIdleMs: tuning.flushIdleMs } : {}),
+    ...(tuning.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: tuning.maintenanceEveryMs } : {}),
+    ...(log ? { log } : {}),
+  });
+  const sessions = ownership.runtime.sessions;
+  const pool = new PoolSnapshot({
+    redis: infra.redis,
+    keys,
+    directory: ownership.runtime.directory,
+    onError: onError('pool snapshot read failed'),
+  });
+  const admission = new Admission({
+    redis: infra.redis,
+    keys,
+    maxConcurrent: config.limits.maxConcurrentRequests,
+    maxInputTokens: config.limits.maxInputTokensInFlight,
+    ...(tuning.admissionTtlMs !== undefined ? { entryTtlMs: tuning.admissionTtlMs } : {}),
+  });
+
+  // Only `off` needs to know the phase (spec §2.10); `relaxed` serves through PoC.
+  const poc =
+    config.pocRequestMode === 'off'
+      ? new PocWatch(
+          createChainClient({ chainRest: config.chain.restUrl, publicApi: config.chain.publicApiUrl }),
+          tuning.pocCheckEveryMs,
+          onError('PoC phase read failed'),
+        )
+      : undefined;
+
+  app.addHook('onReady', async () => {
+    await settings.start();
+    await poc?.start();
+    await ownership.start();
+    await pool.start();
+  });
+  app.addHook('onClose', async () => {
+    // After the server stopped taking requests and in-flight ones finished: hand every escrow back.
+    await ownership.close();
+    pool.stop();
+    poc?.stop();
+    admission.stop();
+    await settings.stop();
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
   await app.register(errorHandling);
   await app.register(activeRequests);
+  await app.register(authentication, {
+    adminKeyHash: config.adminKeyHash,
+    userKeyHashes: config.userKeyHashes,
+    settings,
+  });
+  await app.register(disabledMode, { settings });
   await app.register(metricsRoute, { registry: deps.registry });
-  await app.register(statusRoute, { config: deps.config, infra: deps.infra });
+  await app.register(healthRoutes, { infra, pool });
+  await app.register(statusRoute, { config, infra, pool, sessions, admission });
+  await app.register(modelsRoute, { pool, settings });
+  await app.register(chatRoutes, {
+    sessions,
+    pool,
+    settings,
+    admission,
+    metrics,
+    redis: infra.redis,
+    keys,
+    replicaId: config.proxy.replicaId,
+    hopSecret: config.adminKeyHash,
+    bodyLimit,
+    pocBlocks: () => poc?.active ?? false,
+    capacityAware: config.capacityAwareLimits,
+    ...(tuning.maxAttempts !== undefined ? { maxAttempts: tuning.maxAttempts } : {}),
+  });
+  await app.register(controllerForward, { controllerUrl: config.controller.url });
   return app;
 }

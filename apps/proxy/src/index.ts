@@ -1,1 +1,1 @@
-export { buildProxyApp, type ProxyDeps } from './app.js';
+export { buildProxyApp, type ProxyDeps, type ProxyTuning } from './app.js';

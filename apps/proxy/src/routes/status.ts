@@ -1,45 +1,47 @@
+// GET /v1/status (spec §2.8, issue 11 §8): unauthenticated (the container health check), no
+// credentials in it. The fleet's view from the pool snapshot (Redis): runtimes owned here,
+// capacity per model, every devshard with its limiter, capacity, owner, nonce, balance and status,
+// the live replicas, and the admission limiter; 503 when Postgres or Redis does not answer.
+import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
 import {
   checkInfrastructure,
-  decodePoolState,
   GATEWAY_VERSION,
   type GatewayConfig,
   type Infrastructure,
-  type PoolEscrowState,
-  redisKeys,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import type { Admission } from '../chat/admission.js';
+import type { PoolSnapshot } from '../ownership/pool-snapshot.js';
 
 export interface StatusRouteOptions {
-  config: GatewayConfig;
-  infra: Pick<Infrastructure, 'database' | 'redis'>;
+  readonly config: GatewayConfig;
+  readonly infra: Pick<Infrastructure, 'database' | 'redis'>;
+  readonly pool: PoolSnapshot;
+  readonly sessions: OwnedSessions | undefined;
+  readonly admission: Admission;
 }
 
-async function readPool(options: StatusRouteOptions): Promise<PoolEscrowState[]> {
-  const keys = redisKeys(options.config.redis.keyPrefix);
-  const { redis } = options.infra;
-  const models = await redis.smembers(keys.poolModels);
-  const ids = (await Promise.all(models.map((m) => redis.smembers(keys.poolModel(m))))).flat();
-  const hashes = await Promise.all(ids.map((id) => redis.hgetall(keys.poolEscrow(BigInt(id)))));
-  return hashes.map(decodePoolState).filter((s): s is PoolEscrowState => s !== null);
-}
-
-/**
- * GET /v1/status (spec §2.8): unauthenticated, used as the container health check. 503 when
- * Postgres or Redis does not answer, so an orchestrator can tell a broken replica.
- */
-export async function statusRoute(app: FastifyInstance, options: StatusRouteOptions): Promise<void> {
+export async function statusRoute(app: FastifyInstance, o: StatusRouteOptions): Promise<void> {
   app.get('/v1/status', { logLevel: 'warn' }, async (_request, reply) => {
-    const checks = await checkInfrastructure(options.infra);
+    const checks = await checkInfrastructure(o.infra);
     const healthy = checks.postgres && checks.redis;
-    const pool = checks.redis ? await readPool(options).catch(() => []) : [];
-    const models: Record<string, { escrows: number; capacity_weight: number }> = {};
-    for (const entry of pool) {
-      const m = models[entry.modelId] ?? { escrows: 0, capacity_weight: 0 };
+    if (checks.redis) await o.pool.refresh().catch(() => undefined);
+    const fleetInFlight = checks.redis ? await o.admission.inFlight().catch(() => null) : null;
+    const owned = new Map((o.sessions?.list() ?? []).map((e) => [e.escrowId, e]));
+    const pool = o.pool.escrows;
+    const models: Record<string, { escrows: number; active: number; capacity_weight: number }> = {};
+    for (const e of pool) {
+      const m = models[e.modelId] ?? { escrows: 0, active: 0, capacity_weight: 0 };
       m.escrows++;
-      m.capacity_weight += entry.capacityWeight;
-      models[entry.modelId] = m;
+      if (e.status === 'active') {
+        m.active++;
+        m.capacity_weight += e.capacityWeight;
+      }
+      models[e.modelId] = m;
     }
-    const { config } = options;
+    const { config } = o;
+    const ownedByReplica = new Map<string, number>();
+    for (const e of pool) if (e.owner) ownedByReplica.set(e.owner, (ownedByReplica.get(e.owner) ?? 0) + 1);
     return reply.status(healthy ? 200 : 503).send({
       status: healthy ? 'ok' : 'degraded',
       instance: config.instanceName,
@@ -47,18 +49,38 @@ export async function statusRoute(app: FastifyInstance, options: StatusRouteOpti
       version: GATEWAY_VERSION,
       mode: config.escrowMode.kind === 'single' ? 'single' : 'pool',
       checks,
-      runtimes: pool
-        .filter((e) => e.owner === config.proxy.replicaId)
-        .map((e) => ({ escrow_id: e.escrowId.toString(), model_id: e.modelId, status: e.status })),
-      capacity: { models },
-      devshards: pool.map((e) => ({
+      runtimes: [...owned.values()].map((e) => ({
         escrow_id: e.escrowId.toString(),
         model_id: e.modelId,
-        status: e.status,
-        owner: e.owner,
-        nonce: e.nonce.toString(),
-        balance_estimate: e.balanceEstimate.toString(),
-        capacity: { weight: e.capacityWeight },
+        status: e.state,
+        in_flight: e.inFlight,
+        nonce: e.nonce?.toString() ?? null,
+      })),
+      capacity: { models },
+      limiter: {
+        max_concurrent_requests: config.limits.maxConcurrentRequests,
+        max_input_tokens_in_flight: config.limits.maxInputTokensInFlight,
+        in_flight: fleetInFlight,
+      },
+      devshards: pool.map((e) => {
+        const here = owned.get(e.escrowId);
+        return {
+          escrow_id: e.escrowId.toString(),
+          model_id: e.modelId,
+          status: e.status,
+          owner: e.owner,
+          nonce: (here?.nonce ?? e.nonce).toString(),
+          balance_estimate: (here?.balance ?? e.balanceEstimate).toString(),
+          phase: here ? here.state : null,
+          cause: e.cause ?? null,
+          limiter: { in_flight: here?.inFlight ?? null },
+          capacity: { weight: e.capacityWeight },
+        };
+      }),
+      replicas: o.pool.replicas.map((r) => ({
+        id: r.replicaId,
+        url: r.url,
+        escrows_owned: ownedByReplica.get(r.replicaId) ?? 0,
       })),
       active_requests: app.activeRequests(),
     });

@@ -104,6 +104,14 @@ export interface OwnedEscrowInfo {
   readonly fencingToken: bigint | undefined;
   readonly nonce: bigint | undefined;
   readonly inFlight: number;
+  /** Routing inputs for the proxy (issue 11 §5): absent while the session is opening. */
+  readonly routable: boolean;
+  readonly canStart: boolean;
+  readonly balance: bigint | undefined;
+  readonly capacityWeight: number;
+  readonly tokenPrice: bigint | undefined;
+  readonly feePerNonce: bigint | undefined;
+  readonly maxTokensFloor: bigint | undefined;
 }
 
 export class OwnedSessions implements ClaimTarget {
@@ -138,6 +146,13 @@ export class OwnedSessions implements ClaimTarget {
       fencingToken: e.session?.fencingToken,
       nonce: e.session?.latestNonce,
       inFlight: e.session?.inFlight ?? 0,
+      routable: this.#routable(e),
+      canStart: e.session?.canStartInference ?? false,
+      balance: e.session?.balance,
+      capacityWeight: e.session?.state.group.slots.length ?? 0,
+      tokenPrice: e.session?.state.config.tokenPrice,
+      feePerNonce: e.session?.state.config.feePerNonce,
+      maxTokensFloor: e.session?.state.config.maxTokensFloor,
     }));
   }
 

@@ -1,0 +1,229 @@
+// POST /v1/chat/completions (pooled) and POST /devshard/{id}/v1/chat/completions (one escrow), in the
+// order of architecture §5: auth and disabled mode already ran (gate/) → body limit and JSON → model
+// and access → max_tokens → admission → an owned escrow, or the owner replica → session → usage.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import replyFrom from '@fastify/reply-from';
+import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
+import { GatewayError, type RedisKeys } from '@gonka-gateway/shared';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { SettingsSource } from '../gate/settings.js';
+import type { PoolSnapshot } from '../ownership/pool-snapshot.js';
+import type { ProxyMetrics } from '../proxy-metrics.js';
+import { type Admission, estimateInputTokens } from './admission.js';
+import { bodyForHost, checkAccess, checkKey, decideMaxTokens } from './chat-policy.js';
+import { type ChatBody, chatBodySchema, escrowParamsSchema } from './chat-schema.js';
+import { HOP_HEADER, hopToken, isValidHop, ownerUrl } from './forward-to-owner.js';
+import { serveOnSession } from './serve-on-session.js';
+import { sendUsage } from './usage-events.js';
+
+export interface ChatRoutesOptions {
+  readonly sessions: OwnedSessions;
+  readonly pool: PoolSnapshot;
+  readonly settings: SettingsSource;
+  readonly admission: Admission;
+  readonly metrics: ProxyMetrics;
+  readonly redis: Redis;
+  readonly keys: RedisKeys;
+  readonly replicaId: string;
+  /** Secret of the forwarding hop (the admin key digest every replica holds). */
+  readonly hopSecret: Buffer;
+  readonly bodyLimit: number;
+  /** True while new requests must wait for the network's PoC to end (DEVSHARD_POC_REQUEST_MODE=off). */
+  readonly pocBlocks: () => boolean;
+  readonly capacityAware: boolean;
+  /** Attempts on a host failure before the first byte (default 2). */
+  readonly maxAttempts?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rawBody: Buffer | undefined;
+  }
+}
+
+function sendError(reply: FastifyReply, error: GatewayError, headers: Record<string, string> = {}) {
+  return reply.status(error.status).headers(headers).send(error.toBody());
+}
+
+export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Promise<void> {
+  await app.register(replyFrom, { undici: { connections: 128, pipelining: 1 } });
+  app.decorateRequest('rawBody', undefined);
+  // The exact bytes are kept: the host runs (and prompt_hash covers) what the client sent (§2.5).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: o.bodyLimit },
+    (request, body, done) => {
+      const raw = body as Buffer;
+      request.rawBody = raw;
+      try {
+        done(null, JSON.parse(raw.toString('utf8')));
+      } catch {
+        done(new GatewayError('invalid_json', 'request body is not valid JSON'), undefined);
+      }
+    },
+  );
+
+  // A missing or wrong key is refused before the body is read (spec §5.1).
+  app.addHook('onRequest', async (request) => {
+    checkKey(request.caller);
+  });
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply, escrowId: bigint | undefined) => {
+    const started = performance.now();
+    const body = request.body as ChatBody;
+    const settings = o.settings.current;
+    checkAccess(request.caller, body.model, settings);
+    if (body.n !== undefined && body.n > 1) {
+      throw new GatewayError('invalid_request', 'n > 1 is not supported', { param: 'n' });
+    }
+    const forwarded = isValidHop(o.hopSecret, request.id, request.headers[HOP_HEADER]);
+    if (escrowId === undefined) {
+      const known =
+        o.pool.models().has(body.model) || o.sessions.list().some((e) => e.modelId === body.model);
+      if (!known) {
+        throw new GatewayError('model_not_found', `The model \`${body.model}\` does not exist`, {
+          param: 'model',
+        });
+      }
+    } else {
+      const inPool = o.pool.escrows.find((e) => e.escrowId === escrowId);
+      const ownedHere = o.sessions.list().find((e) => e.escrowId === escrowId);
+      if (!inPool && !ownedHere) throw new GatewayError('escrow_not_found', `no escrow ${escrowId}`);
+      const model = ownedHere?.modelId ?? inPool?.modelId;
+      if (model !== body.model) {
+        throw new GatewayError('invalid_request', `escrow ${escrowId} serves ${model}`, { param: 'model' });
+      }
+    }
+    const decision = decideMaxTokens(body, settings);
+    const headers: Record<string, string> = {};
+    if (decision.capped) headers['x-max-tokens-capped'] = String(decision.maxTokens);
+    const raw = request.rawBody ?? Buffer.from(JSON.stringify(body));
+    const hostBody = bodyForHost(raw, body, decision);
+    const inputTokens = estimateInputTokens(raw.length);
+
+    if (o.pocBlocks()) {
+      return sendError(reply, new GatewayError('poc_active', 'the network is running PoC; retry shortly'), {
+        ...headers,
+        'retry-after': '10',
+      });
+    }
+
+    // Admission is taken once, by the replica the client reached; the owner trusts a signed hop.
+    let ticket: string | undefined;
+    if (!forwarded) {
+      // The ticket is ours, never the client's x-request-id: two requests must never share an entry.
+      const admitted = await o.admission
+        .admit(`${o.replicaId}:${randomUUID()}`, inputTokens)
+        .catch((error: Error) => {
+          throw new GatewayError('service_unavailable', 'admission is unavailable', { cause: error });
+        });
+      if (!admitted.admitted) {
+        o.metrics.admissionRejections.inc({ reason: admitted.reason });
+        return sendError(
+          reply,
+          new GatewayError(
+            'capacity_exceeded',
+            `the gateway is at its ${admitted.reason === 'concurrency' ? 'concurrency' : 'input-token'} limit; retry shortly`,
+          ),
+          { 'retry-after': '1', 'x-should-retry': 'true' },
+        );
+      }
+      ticket = admitted.ticket;
+      const release = () => void o.admission.release(admitted.ticket).catch(() => undefined);
+      reply.raw.once('close', release);
+    }
+    o.metrics.inFlight.inc();
+    reply.raw.once('close', () => o.metrics.inFlight.dec());
+
+    const outcome = await serveOnSession(
+      request,
+      reply,
+      {
+        model: body.model,
+        body: hostBody,
+        reservation: { inputTokens: BigInt(inputTokens), maxTokens: BigInt(decision.maxTokens) },
+        stream: body.stream === true,
+        ...(escrowId !== undefined ? { escrowId } : {}),
+        maxAttempts: o.maxAttempts ?? 2,
+        capacityAware: o.capacityAware,
+        headers,
+      },
+      { sessions: o.sessions, metrics: o.metrics },
+    );
+
+    if (outcome.kind === 'not_here') {
+      const url =
+        forwarded || ticket === undefined
+          ? undefined
+          : ownerUrl(o.pool, o.replicaId, (e) =>
+              escrowId !== undefined ? e.escrowId === escrowId : e.modelId === body.model,
+            );
+      if (!url) {
+        return sendError(
+          reply,
+          new GatewayError('no_escrow_available', `no escrow can serve model ${body.model} now`),
+          { ...headers, 'retry-after': '10' },
+        );
+      }
+      o.metrics.forwarded.inc();
+      return reply.from(`${url}${request.url}`, {
+        // With a content type, reply-from sends the bytes as they are (no JSON.stringify).
+        body: hostBody,
+        contentType: 'application/json',
+        // The owner went away between the snapshot and the call: retryable, never a bare 500.
+        onError: (r, { error }) => {
+          request.log.warn({ err: error }, 'forward to the owner replica failed');
+          if (r.sent) return;
+          void sendError(
+            r as FastifyReply,
+            new GatewayError('service_unavailable', 'the owner replica did not answer; retry shortly'),
+            { 'retry-after': '1', 'x-should-retry': 'true' },
+          );
+        },
+        rewriteRequestHeaders: (_req, h) => ({
+          ...h,
+          'x-request-id': request.id,
+          [HOP_HEADER]: hopToken(o.hopSecret, request.id),
+        }),
+      });
+    }
+
+    const totalMs = performance.now() - started;
+    o.metrics.requests.inc({
+      route: escrowId === undefined ? 'pooled' : 'escrow',
+      model: body.model,
+      status: String(outcome.status),
+    });
+    o.metrics.addedLatency.observe(Math.max(0, totalMs - outcome.upstreamMs));
+    o.metrics.upstreamLatency.observe(outcome.upstreamMs);
+    if (outcome.ttftMs !== undefined) o.metrics.timeToFirstToken.observe(outcome.ttftMs);
+    o.metrics.tokens.inc({ direction: 'input' }, outcome.inputTokens ?? inputTokens);
+    o.metrics.tokens.inc({ direction: 'output' }, outcome.outputTokens);
+    void sendUsage(o.redis, o.keys, {
+      requestId: request.id,
+      keyId:
+        request.caller.kind === 'admin' || request.caller.kind === 'user' ? request.caller.keyId : 'none',
+      model: body.model,
+      escrowId: outcome.escrowId?.toString(),
+      nonces: outcome.nonces,
+      inputTokens: outcome.inputTokens ?? inputTokens,
+      outputTokens: outcome.outputTokens,
+      status: outcome.status,
+      totalMs,
+      ttftMs: outcome.ttftMs,
+      replicaId: o.replicaId,
+    }).catch((error: Error) => request.log.warn({ err: error }, 'usage event not sent'));
+    return reply;
+  };
+
+  const schema = { body: chatBodySchema };
+  app.post('/v1/chat/completions', { schema }, (request, reply) => handle(request, reply, undefined));
+  app.post<{ Params: { id: string } }>(
+    '/devshard/:id/v1/chat/completions',
+    { schema: { ...schema, params: escrowParamsSchema } },
+    (request, reply) => handle(request, reply, BigInt(request.params.id)),
+  );
+}

@@ -1,0 +1,40 @@
+// A replica that owns no usable escrow for the model forwards the request to a replica that does
+// (architecture §2.4, issue 11 §5), streamed with @fastify/reply-from, at most one hop. The hop is
+// marked with an HMAC of the request id under the admin key digest, which every replica holds, so a
+// client cannot claim a request was already admitted elsewhere.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { PoolEscrowState } from '@gonka-gateway/shared';
+import type { PoolSnapshot } from '../ownership/pool-snapshot.js';
+
+export const HOP_HEADER = 'x-gateway-hop';
+
+export function hopToken(secret: Buffer, requestId: string): string {
+  return createHmac('sha256', secret).update(requestId).digest('hex');
+}
+
+export function isValidHop(secret: Buffer, requestId: string, presented: unknown): boolean {
+  if (typeof presented !== 'string' || presented.length !== 64) return false;
+  return timingSafeEqual(Buffer.from(hopToken(secret, requestId)), Buffer.from(presented));
+}
+
+/** An owner replica's internal URL for the model (or one escrow), other than this replica. */
+export function ownerUrl(
+  pool: PoolSnapshot,
+  selfId: string,
+  match: (e: PoolEscrowState) => boolean,
+): string | undefined {
+  const candidates: { url: string; weight: number }[] = [];
+  for (const e of pool.escrows) {
+    if (!match(e) || e.status !== 'active' || !e.owner || e.owner === selfId) continue;
+    const url = pool.replicaUrl(e.owner);
+    if (url) candidates.push({ url, weight: Math.max(1, e.capacityWeight) });
+  }
+  if (candidates.length === 0) return undefined;
+  // Weighted by capacity: the owners balance their own escrows; this spreads between owners.
+  let r = Math.random() * candidates.reduce((s, c) => s + c.weight, 0);
+  for (const c of candidates) {
+    r -= c.weight;
+    if (r <= 0) return c.url;
+  }
+  return candidates[candidates.length - 1]!.url;
+}

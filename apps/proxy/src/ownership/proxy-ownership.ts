@@ -1,0 +1,83 @@
+// The ownership runtime of issue 8 running inside a proxy replica (architecture §2): claims its share
+// of active escrows, owns their sessions on the Postgres store, registers the replica's internal URL
+// (GATEWAY_PROXY_INTERNAL_URL, GATEWAY_REPLICA_ID) so other replicas can forward to it.
+import { createChainClient } from '@gonka-gateway/chain';
+import type { HostTarget } from '@gonka-gateway/devshard';
+import {
+  creatorKeyFromEnv,
+  HostDirectory,
+  OwnershipRuntime,
+  PostgresSessionStore,
+} from '@gonka-gateway/escrow-runtime';
+import { type GatewayConfig, type Logger, redisKeys } from '@gonka-gateway/shared';
+import type { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { isPrivateHostUrl } from './host-address-policy.js';
+
+export interface ProxyOwnershipOptions {
+  readonly config: GatewayConfig;
+  readonly sql: postgres.Sql;
+  readonly redis: Redis;
+  /** Where creator keys are read (DEVSHARD_PRIVATE_KEY, escrows.signer_key_env). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly leaseTtlMs?: number;
+  /** Allow loopback/private host addresses (devnet, tests). */
+  readonly allowPrivateHosts?: boolean;
+  /** Pending host txs flushed after this long without a request (default 10 s). */
+  readonly flushIdleMs?: number;
+  readonly maintenanceEveryMs?: number;
+  readonly log?: Logger;
+}
+
+export interface ProxyOwnership {
+  readonly runtime: OwnershipRuntime;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwnership {
+  const { config } = options;
+  // The store gets a plain postgres.js pool: drizzle's wrapper replaces the json serializers the
+  // store's sql.json relies on (see escrow-runtime's owner node).
+  const storeSql = postgres(config.databaseUrl, {
+    max: 8,
+    onnotice: () => {},
+    connection: { application_name: `proxy-${config.proxy.replicaId}-store` },
+  });
+  const client = createChainClient({
+    chainRest: config.chain.restUrl,
+    publicApi: config.chain.publicApiUrl,
+    timeoutMs: 10_000,
+  });
+  const hosts = new HostDirectory({ client, minRefreshMs: 1_000 });
+  const log = options.log;
+  const resolveHost = (address: string, version: string): HostTarget | undefined => {
+    const target = hosts.resolve(address, version);
+    if (!target || options.allowPrivateHosts || !isPrivateHostUrl(target.baseUrl)) return target;
+    log?.warn({ address }, 'host address refused: loopback, link-local or private');
+    return undefined;
+  };
+  const runtime = new OwnershipRuntime({
+    sql: options.sql,
+    redis: options.redis,
+    keys: redisKeys(config.redis.keyPrefix),
+    replicaId: config.proxy.replicaId,
+    url: config.proxy.internalUrl,
+    leaseTtlMs: options.leaseTtlMs ?? 10_000,
+    store: new PostgresSessionStore(storeSql),
+    signerFor: creatorKeyFromEnv(options.env),
+    resolveHost,
+    prepare: () => hosts.refresh(),
+    ...(options.flushIdleMs !== undefined ? { flushIdleMs: options.flushIdleMs } : {}),
+    ...(options.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: options.maintenanceEveryMs } : {}),
+    ...(log ? { log } : {}),
+  });
+  return {
+    runtime,
+    start: () => runtime.start(),
+    async close() {
+      await runtime.close();
+      await storeSql.end({ timeout: 5 });
+    },
+  };
+}

@@ -1,0 +1,101 @@
+// The proxy's Prometheus metrics (issue 11 §8): `devshard_gateway_` prefix, bounded labels (route is
+// the route pattern, model comes from the pool's set, status is the HTTP status; never a key or id).
+import type { OwnedEscrowInfo } from '@gonka-gateway/escrow-runtime';
+import { METRIC_PREFIX, type Registry } from '@gonka-gateway/shared';
+import { Counter, Gauge, Histogram } from 'prom-client';
+
+const MS_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
+
+export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
+
+export function createProxyMetrics(registry: Registry, owned: () => readonly OwnedEscrowInfo[]) {
+  const registers = [registry];
+  // Per escrow this replica owns: bounded by the pool size, never per request.
+  const escrowBalance = new Gauge({
+    name: `${METRIC_PREFIX}escrow_balance_ngonka`,
+    help: 'Session balance of each escrow this replica owns, in ngonka.',
+    labelNames: ['escrow_id'] as const,
+    registers,
+    collect() {
+      refreshEscrows();
+    },
+  });
+  const escrowNonce = new Gauge({
+    name: `${METRIC_PREFIX}escrow_nonce`,
+    help: 'Latest nonce of each escrow this replica owns.',
+    labelNames: ['escrow_id'] as const,
+    registers,
+  });
+  const refreshEscrows = () => {
+    escrowBalance.reset();
+    escrowNonce.reset();
+    for (const e of owned()) {
+      const escrow_id = e.escrowId.toString();
+      if (e.balance !== undefined) escrowBalance.set({ escrow_id }, Number(e.balance));
+      if (e.nonce !== undefined) escrowNonce.set({ escrow_id }, Number(e.nonce));
+    }
+  };
+  return {
+    escrowBalance,
+    escrowNonce,
+    requests: new Counter({
+      name: `${METRIC_PREFIX}requests_total`,
+      help: 'Chat requests by route, model and HTTP status.',
+      labelNames: ['route', 'model', 'status'] as const,
+      registers,
+    }),
+    addedLatency: new Histogram({
+      name: `${METRIC_PREFIX}added_latency_ms`,
+      help: 'Total request time minus upstream time, in ms.',
+      buckets: MS_BUCKETS,
+      registers,
+    }),
+    upstreamLatency: new Histogram({
+      name: `${METRIC_PREFIX}upstream_latency_ms`,
+      help: 'Time spent in the host call, in ms.',
+      buckets: MS_BUCKETS,
+      registers,
+    }),
+    timeToFirstToken: new Histogram({
+      name: `${METRIC_PREFIX}time_to_first_token_ms`,
+      help: 'Time from request to the first chunk sent to the client, in ms.',
+      buckets: MS_BUCKETS,
+      registers,
+    }),
+    tokens: new Counter({
+      name: `${METRIC_PREFIX}tokens_total`,
+      help: 'Tokens by direction (input, output).',
+      labelNames: ['direction'] as const,
+      registers,
+    }),
+    inFlight: new Gauge({
+      name: `${METRIC_PREFIX}chat_in_flight`,
+      help: 'Chat requests this replica is serving.',
+      registers,
+    }),
+    forwarded: new Counter({
+      name: `${METRIC_PREFIX}forwarded_requests_total`,
+      help: 'Chat requests forwarded to the owner replica.',
+      registers,
+    }),
+    retries: new Counter({
+      name: `${METRIC_PREFIX}retries_total`,
+      help: 'Chat attempts retried on another escrow before the first byte.',
+      registers,
+    }),
+    admissionRejections: new Counter({
+      name: `${METRIC_PREFIX}admission_rejections_total`,
+      help: 'Requests refused by fleet-wide admission.',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    leasesHeld: new Gauge({
+      name: `${METRIC_PREFIX}leases_held`,
+      help: 'Escrow leases this replica holds.',
+      registers,
+      collect() {
+        this.set(owned().length);
+      },
+    }),
+  };
+}

@@ -1,0 +1,198 @@
+// The whole gateway (apps/proxy as its own process: auth, admission in Redis, pool routing, signing,
+// write-ahead to Postgres, the devnet host's protocol work) against the same requests sent straight
+// to the devnet's mock model, in the same run (issue 11 §10). Reports the throughput ratio, added
+// latency at concurrency 1 and under load, and the proxy's own CPU time and RSS per request, read
+// from its /metrics (process CPU counters) before and after each run.
+import { randomBytes } from 'node:crypto';
+import {
+  broadcastAndWait,
+  connectTxSigner,
+  createChainClient,
+  findEscrowCreatedEvents,
+  PrivateKey,
+  queryEscrow,
+  queryInferenceParams,
+} from '@gonka-gateway/chain';
+import { startTsProcess } from '@gonka-gateway/deploy';
+import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
+import { runtimeVersionFor, sessionRecordFromChain } from '@gonka-gateway/devshard';
+import { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
+import { insertEscrowRows } from '@gonka-gateway/escrow-runtime/testing';
+import { bootstrapSettings, loadConfig } from '@gonka-gateway/shared';
+import { createTestDatabase, createTestRedis } from '@gonka-gateway/shared/testing';
+import postgres from 'postgres';
+import { freePort } from '../support/gateway-process.js';
+import { startDevnetChild } from './devnet-child.js';
+import { compare, formatLoad, type LoadResult, runLoad } from './load.js';
+
+const ADMIN = `sk-admin-${randomBytes(24).toString('hex')}`;
+
+async function processCounters(url: string): Promise<{ cpuSeconds: number; rssBytes: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string) =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return {
+    cpuSeconds: value('devshard_gateway_process_cpu_seconds_total'),
+    rssBytes: value('devshard_gateway_process_resident_memory_bytes'),
+  };
+}
+
+export async function gatewayVsDirect(options: {
+  seconds: number;
+  concurrency: number;
+  maxTokens: number;
+}): Promise<{ lines: string[]; results: LoadResult[] }> {
+  const creator = PrivateKey.random();
+  const devnet = await startDevnetChild({
+    BLOCK_INTERVAL_MS: '100',
+    MODEL_TTFT_MS: '0',
+    MODEL_PER_TOKEN_MS: '0',
+    DEVSHARD_PRIVATE_KEY: creator.exportHex(),
+  });
+  const [db, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
+  const storeSql = postgres(db.url, { max: 2, onnotice: () => {} });
+  let proxy: ReturnType<typeof startTsProcess> | undefined;
+  try {
+    const client = createChainClient({ chainRest: devnet.urls.chainRest, publicApi: devnet.urls.node });
+    const params = await queryInferenceParams(client);
+    const signer = await connectTxSigner(client, creator);
+    const tx = signer.prepareCreateEscrow({ amount: 10n * GNK, modelId: QWEN_MODEL }, params.fee);
+    const outcome = await broadcastAndWait(client, tx, { intervalMs: 100, timeoutMs: 20_000 });
+    if (outcome.status !== 'included') throw new Error(`escrow creation ${outcome.status}`);
+    const escrowId = findEscrowCreatedEvents(outcome.events)[0]!.escrowId;
+    const row = (await queryEscrow(client, escrowId)).escrow!;
+    const version = runtimeVersionFor(params.devshardEscrow.approvedVersions) ?? 'v5';
+    await new PostgresSessionStore(storeSql).create(
+      sessionRecordFromChain(row, params.devshardEscrow, version),
+    );
+    await insertEscrowRows(db.sql, [
+      {
+        escrowId,
+        modelId: QWEN_MODEL,
+        creator: row.creator,
+        amount: row.amount,
+        epochIndex: row.epochIndex,
+        version,
+      },
+    ]);
+    const port = await freePort();
+    const env = {
+      DEVSHARD_ADMIN_API_KEY: ADMIN,
+      DEVSHARDS_JSON: '[]',
+      DEVSHARD_PRIVATE_KEY: creator.exportHex(),
+      DEVSHARD_CHAIN_REST: devnet.urls.chainRest,
+      DEVSHARD_PUBLIC_API: devnet.urls.node,
+      DATABASE_URL: db.url,
+      REDIS_URL: redis.url,
+      REDIS_KEY_PREFIX: redis.prefix,
+      DEVSHARD_PORT: String(port),
+      GATEWAY_LISTEN_HOST: '127.0.0.1',
+      GATEWAY_PROXY_INTERNAL_URL: `http://127.0.0.1:${port}`,
+      GATEWAY_ALLOW_PRIVATE_HOSTS: 'on',
+      GATEWAY_MAX_CONCURRENT_REQUESTS: '4096',
+      LOG_LEVEL: 'warn',
+    };
+    await bootstrapSettings(db.db, loadConfig(env));
+    proxy = startTsProcess('apps/proxy/src/main.ts', env);
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const status = await fetch(`${url}/v1/status`)
+        .then((r) => r.json() as Promise<{ runtimes?: { status: string }[] }>)
+        .catch(() => undefined);
+      if (status?.runtimes?.some((r) => r.status === 'serving')) break;
+      if (Date.now() > deadline) throw new Error(`the proxy did not own the escrow:\n${proxy.output()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    let i = 0;
+    const body = () =>
+      JSON.stringify({
+        model: QWEN_MODEL,
+        messages: [{ role: 'user', content: `List three colours (${i++}).` }],
+        max_tokens: options.maxTokens,
+      });
+    const viaGateway = async () => {
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: body(),
+      });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`gateway: HTTP ${res.status} ${text.slice(0, 200)}`);
+    };
+    const direct = async () => {
+      const res = await fetch(`${devnet.urls.mlNode}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body(),
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`direct: HTTP ${res.status}`);
+    };
+
+    await runLoad('warm-up', viaGateway, { concurrency: 4, seconds: 1 });
+    await runLoad('warm-up', direct, { concurrency: 4, seconds: 1 });
+    const lines: string[] = [
+      `gateway (proxy process: auth, Redis admission, signing, Postgres write-ahead) vs direct to the mock model, ` +
+        `zero-latency model, max_tokens ${options.maxTokens}, ${options.seconds} s each`,
+    ];
+    const results: LoadResult[] = [];
+    for (const concurrency of [1, options.concurrency]) {
+      const load = { concurrency, seconds: options.seconds };
+      const d = await runLoad(`direct to the mock model, c=${concurrency}`, direct, load);
+      const before = await processCounters(url);
+      const g = await runLoad(`through the gateway, c=${concurrency}`, viaGateway, load);
+      const after = await processCounters(url);
+      const cpuUs = ((after.cpuSeconds - before.cpuSeconds) * 1e6) / Math.max(1, g.requests);
+      lines.push(
+        `  ${formatLoad(d)}`,
+        `  ${formatLoad(g)}`,
+        compare(d, g),
+        `  proxy CPU ${cpuUs.toFixed(0)} µs per request; proxy RSS ${(after.rssBytes / 2 ** 20).toFixed(0)} MiB`,
+      );
+      results.push(d, g);
+    }
+    // Time to the first streamed chunk, one request at a time (issue 11 §10: added TTFT).
+    const ttft = async (target: string, headers: Record<string, string>) => {
+      const times: number[] = [];
+      const end = performance.now() + options.seconds * 1000;
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const res = await fetch(target, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({
+            model: QWEN_MODEL,
+            messages: [{ role: 'user', content: `Stream three colours (${i++}).` }],
+            max_tokens: options.maxTokens,
+            stream: true,
+          }),
+        });
+        const reader = res.body!.getReader();
+        let first = true;
+        for (;;) {
+          const { done } = await reader.read();
+          if (first) {
+            times.push(performance.now() - t0);
+            first = false;
+          }
+          if (done) break;
+        }
+      }
+      times.sort((a, b) => a - b);
+      return { p50: times[Math.floor((times.length - 1) / 2)] ?? Number.NaN, n: times.length };
+    };
+    const ttftDirect = await ttft(`${devnet.urls.mlNode}/v1/chat/completions`, {});
+    const ttftGateway = await ttft(`${url}/v1/chat/completions`, { authorization: `Bearer ${ADMIN}` });
+    lines.push(
+      `  streams, c=1: time to first chunk p50 direct ${ttftDirect.p50.toFixed(2)} ms (${ttftDirect.n}), ` +
+        `through the gateway ${ttftGateway.p50.toFixed(2)} ms (${ttftGateway.n}); added TTFT ${(ttftGateway.p50 - ttftDirect.p50).toFixed(2)} ms`,
+    );
+    return { lines, results };
+  } finally {
+    await proxy?.stop('SIGTERM');
+    await storeSql.end({ timeout: 5 });
+    await Promise.allSettled([db.drop(), redis.cleanup(), devnet.close()]);
+  }
+}

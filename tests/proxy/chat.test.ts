@@ -1,0 +1,604 @@
+// Issue 11 end to end, one replica in this process on the devnet: the official openai client against
+// the proxy, streaming and not; every 4xx has the OpenAI shape and takes no nonce; access modes,
+// max_tokens, admission, disabled mode, /v1/models, /v1/status, /healthz, /readyz; a client that
+// leaves before the first byte, mid-stream or after the last chunk leaves the session consistent
+// with the Finish folded in.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerOf } from '../devshard-devnet/ledger.js';
+import type { StatusBody } from './proxy-stack.js';
+import {
+  ADMIN_KEY,
+  type InProcessReplica,
+  ProxyStack,
+  QWEN_MODEL,
+  USER_KEY,
+  waitFor,
+} from './proxy-stack.js';
+
+let stack: ProxyStack;
+let replica: InProcessReplica;
+/** Stands in for the controller: answers every request with what it received. */
+let controller: Server;
+const controllerSaw: { method: string; url: string; body: string; auth: string | undefined }[] = [];
+
+beforeAll(async () => {
+  controller = createServer(async (req, res) => {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const seen = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      body: Buffer.concat(parts).toString('utf8'),
+      auth: req.headers.authorization,
+    };
+    controllerSaw.push(seen);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ controller: true, method: seen.method, url: seen.url, body: seen.body }));
+  });
+  controller.listen(0, '127.0.0.1');
+  await once(controller, 'listening');
+  const controllerUrl = `http://127.0.0.1:${(controller.address() as AddressInfo).port}`;
+  stack = await ProxyStack.start(2);
+  // Settings re-read only every minute: a change within the tests' 2 s arrives by pub/sub.
+  replica = await stack.startInProcess(
+    'solo',
+    { GATEWAY_MAX_CONCURRENT_REQUESTS: '3', GATEWAY_CONTROLLER_URL: controllerUrl },
+    { settingsRefreshMs: 60_000 },
+  );
+  await waitFor('both escrows owned', async () => (await stack.ownedBy(replica)).length === 2);
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.close();
+  controller?.close();
+});
+
+const messages = [{ role: 'user' as const, content: 'Tell me about fencing tokens' }];
+
+describe('chat completions through the proxy', () => {
+  it('answers a non-streamed completion with usage', async () => {
+    const before = await stack.diffCount();
+    const completion = await stack.client(replica).chat.completions.create({
+      model: QWEN_MODEL,
+      messages,
+      max_tokens: 64,
+    });
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
+    expect(completion.usage?.completion_tokens).toBeGreaterThan(0);
+    expect(await stack.diffCount()).toBeGreaterThan(before);
+  });
+
+  it('streams chunks and ends with [DONE]', async () => {
+    const stream = await stack.client(replica).chat.completions.create({
+      model: QWEN_MODEL,
+      messages,
+      max_tokens: 64,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      usage = chunk.usage ?? usage;
+    }
+    expect(text.length).toBeGreaterThan(0);
+    expect(usage?.completion_tokens).toBeGreaterThan(0);
+  });
+});
+
+interface Sent {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: () => { error: { message: string; type: string; param: string | null; code: string } };
+}
+
+async function post(
+  path: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<Sent> {
+  const res = await fetch(`${replica.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', ...headers },
+    body,
+    redirect: 'manual',
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+const chat = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: QWEN_MODEL, messages, max_tokens: 64, ...extra });
+
+/** The maxTokens of the newest StartInference over both escrows (what the session reserved). */
+async function lastReservedMaxTokens(): Promise<bigint | undefined> {
+  let newest: { at: number; maxTokens: bigint } | undefined;
+  for (const escrow of stack.escrows) {
+    const diffs = await stack.storedDiffs(escrow.id);
+    for (const d of diffs) {
+      for (const { tx } of d.diff.txs) {
+        if (tx.kind !== 'startInference') continue;
+        const at = Number(tx.msg.startedAt);
+        if (!newest || at >= newest.at) newest = { at, maxTokens: tx.msg.maxTokens };
+      }
+    }
+  }
+  return newest?.maxTokens;
+}
+
+describe('requests refused before any nonce is taken', () => {
+  const cases: [string, () => Promise<Sent>, number, string][] = [
+    ['no key', () => post('/v1/chat/completions', chat(), { authorization: '' }), 401, 'missing_api_key'],
+    [
+      'an unknown key',
+      () => post('/v1/chat/completions', chat(), { authorization: `Bearer sk-${'00'.repeat(24)}` }),
+      401,
+      'invalid_api_key',
+    ],
+    ['malformed JSON', () => post('/v1/chat/completions', '{"model": '), 400, 'invalid_json'],
+    [
+      'messages of the wrong type',
+      () => post('/v1/chat/completions', chat({ messages: 'hi' })),
+      400,
+      'invalid_request',
+    ],
+    [
+      'no messages',
+      () => post('/v1/chat/completions', JSON.stringify({ model: QWEN_MODEL })),
+      400,
+      'invalid_request',
+    ],
+    [
+      'max_tokens of the wrong type',
+      () => post('/v1/chat/completions', chat({ max_tokens: '64' })),
+      400,
+      'invalid_request',
+    ],
+    ['n > 1', () => post('/v1/chat/completions', chat({ n: 2 })), 400, 'invalid_request'],
+    [
+      'a body over the limit',
+      () => post('/v1/chat/completions', chat({ pad: 'x'.repeat(4 * 1024 * 1024 + 10) })),
+      413,
+      'body_too_large',
+    ],
+    [
+      'a non-JSON content type',
+      () => post('/v1/chat/completions', chat(), { 'content-type': 'text/plain' }),
+      415,
+      'unsupported_media_type',
+    ],
+    [
+      'an unknown model',
+      () => post('/v1/chat/completions', chat({ model: 'no/such-model' })),
+      404,
+      'model_not_found',
+    ],
+    [
+      'a user key on an admin_only model',
+      () => post('/v1/chat/completions', chat(), { authorization: `Bearer ${USER_KEY}` }),
+      401,
+      'admin_key_required',
+    ],
+    [
+      'an escrow the gateway does not know',
+      () => post('/devshard/999999/v1/chat/completions', chat()),
+      404,
+      'escrow_not_found',
+    ],
+  ];
+
+  it.each(cases)('%s', async (_what, send, status, code) => {
+    const before = await stack.diffCount();
+    const res = await send();
+    expect(res.status).toBe(status);
+    const body = res.json();
+    expect(body.error).toMatchObject({ code, type: expect.any(String), message: expect.any(String) });
+    expect(body.error).toHaveProperty('param');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    if (code === 'admin_key_required') expect(body.error.message).toContain('admin API key is required');
+    expect(await stack.diffCount()).toBe(before);
+  });
+
+  it('the openai client sees the same errors as typed exceptions', async () => {
+    await expect(
+      stack.client(replica).chat.completions.create({ model: 'no/such-model', messages }),
+    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(
+      stack.client(replica, USER_KEY).chat.completions.create({ model: QWEN_MODEL, messages }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+});
+
+describe('policy from the settings', () => {
+  it('admin_only refuses a user key; api_key lets it in; /v1/models follows', async () => {
+    const user = stack.client(replica, USER_KEY);
+    expect((await user.models.list()).data).toEqual([]);
+    expect((await stack.client(replica).models.list()).data.map((m) => m.id)).toEqual([QWEN_MODEL]);
+
+    await stack.updateSettings({ modelLimits: [{ model_id: QWEN_MODEL, access_mode: 'api_key' }] });
+    await expect
+      .poll(async () => (await user.models.list()).data.map((m) => m.id), { timeout: 2_000, interval: 50 })
+      .toEqual([QWEN_MODEL]);
+    const completion = await user.chat.completions.create({ model: QWEN_MODEL, messages, max_tokens: 64 });
+    expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
+
+    await stack.updateSettings({ modelLimits: [] });
+    await expect
+      .poll(() =>
+        user.chat.completions.create({ model: QWEN_MODEL, messages }).then(
+          () => 'served',
+          (e) => e.status,
+        ),
+      )
+      .toBe(401);
+  });
+
+  it('max_tokens: the default when absent, the cap (said in a header) when above it', async () => {
+    const absent = await post('/v1/chat/completions', JSON.stringify({ model: QWEN_MODEL, messages }));
+    expect(absent.status).toBe(200);
+    expect(absent.headers.get('x-max-tokens-capped')).toBeNull();
+    expect(await lastReservedMaxTokens()).toBe(96n);
+
+    const above = await post('/v1/chat/completions', chat({ max_tokens: 5_000 }));
+    expect(above.status).toBe(200);
+    expect(above.headers.get('x-max-tokens-capped')).toBe('128');
+    expect(await lastReservedMaxTokens()).toBe(128n);
+
+    const within = await post('/v1/chat/completions', chat({ max_tokens: 100 }));
+    expect(within.status).toBe(200);
+    expect(await lastReservedMaxTokens()).toBe(100n);
+  });
+});
+
+describe('admission across the fleet', () => {
+  it('429 with Retry-After at the concurrency limit; entries of a dead replica expire on their own', async () => {
+    const r = stack.redis.redis;
+    const soon = Date.now() + 1_500;
+    // Three requests admitted by a replica that died (nobody refreshes them).
+    await r.zadd(stack.keys.admissionRequests, soon, 'dead-1', soon, 'dead-2', soon, 'dead-3');
+    await r.hset(stack.keys.admissionTokens, { 'dead-1': 10, 'dead-2': 10, 'dead-3': 10 });
+    const before = await stack.diffCount();
+    const refused = await post('/v1/chat/completions', chat());
+    expect(refused.status).toBe(429);
+    expect(refused.json().error.code).toBe('capacity_exceeded');
+    expect(refused.headers.get('retry-after')).toBeTruthy();
+    expect(refused.headers.get('x-should-retry')).toBe('true');
+    expect(await stack.diffCount()).toBe(before);
+    await expect
+      .poll(async () => (await post('/v1/chat/completions', chat())).status, {
+        timeout: 5_000,
+        interval: 200,
+      })
+      .toBe(200);
+    expect(await r.hlen(stack.keys.admissionTokens)).toBe(0);
+  });
+});
+
+describe('disabled mode', () => {
+  it('308 with the new URL for clients; admin routes keep working with the admin key', async () => {
+    await stack.updateSettings({
+      disabled: { enabled: true, message: 'we moved', new_url: 'https://new.example/v1' },
+    });
+    await expect
+      .poll(async () => (await post('/v1/chat/completions', chat())).status, { timeout: 2_000, interval: 50 })
+      .toBe(308);
+    const redirected = await post('/v1/chat/completions', chat(), { authorization: `Bearer ${USER_KEY}` });
+    expect(redirected.status).toBe(308);
+    expect(redirected.headers.get('location')).toBe('https://new.example/v1');
+    expect(JSON.parse(redirected.text)).toEqual({
+      status: 'disabled',
+      message: 'we moved',
+      new_url: 'https://new.example/v1',
+    });
+    const models = await fetch(`${replica.url}/v1/models`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      redirect: 'manual',
+    });
+    expect(models.status).toBe(308);
+
+    const admin = await post('/v1/admin/settings', '{"disabled":{"enabled":false}}');
+    expect(admin.status).toBe(200);
+    expect(JSON.parse(admin.text)).toMatchObject({
+      controller: true,
+      method: 'POST',
+      url: '/v1/admin/settings',
+    });
+    expect(controllerSaw.at(-1)).toMatchObject({
+      body: '{"disabled":{"enabled":false}}',
+      auth: `Bearer ${ADMIN_KEY}`,
+    });
+    const userOnAdmin = await post('/v1/admin/settings', '{}', { authorization: `Bearer ${USER_KEY}` });
+    expect(userOnAdmin.status).toBe(308);
+
+    await stack.updateSettings({ disabled: { enabled: false, message: '', new_url: null } });
+    await expect
+      .poll(async () => (await post('/v1/chat/completions', chat())).status, { timeout: 2_000, interval: 50 })
+      .toBe(200);
+  });
+});
+
+describe('forwarding to the controller', () => {
+  it('admin, debug and finalize routes reach the controller; an empty finalize id is 404 with no body', async () => {
+    const get = await fetch(`${replica.url}/v1/admin/devshards`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(await get.json()).toMatchObject({ controller: true, method: 'GET', url: '/v1/admin/devshards' });
+    const debug = await fetch(`${replica.url}/v1/debug/rotation`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(await debug.json()).toMatchObject({ url: '/v1/debug/rotation' });
+    const del = await fetch(`${replica.url}/v1/admin/devshards/7`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(await del.json()).toMatchObject({ method: 'DELETE', url: '/v1/admin/devshards/7' });
+    const fin = await post('/devshard/7/v1/finalize', '');
+    expect(JSON.parse(fin.text)).toMatchObject({ url: '/devshard/7/v1/finalize' });
+    const empty = await post('/devshard//v1/finalize', '');
+    expect(empty.status).toBe(404);
+    expect(empty.text).toBe('');
+  });
+});
+
+describe('status and health', () => {
+  it('/v1/status shows the fleet without credentials; /healthz and /readyz answer', async () => {
+    const res = await fetch(`${replica.url}/v1/status`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const status = JSON.parse(text);
+    expect(status.runtimes).toHaveLength(2);
+    expect(status.capacity.models[QWEN_MODEL]).toMatchObject({ escrows: 2, active: 2 });
+    expect(status.devshards).toHaveLength(2);
+    for (const d of status.devshards) {
+      expect(d).toMatchObject({ status: 'active', owner: replica.replicaId, limiter: { in_flight: 0 } });
+      expect(BigInt(d.balance_estimate)).toBeGreaterThan(0n);
+    }
+    expect(status.replicas).toEqual([expect.objectContaining({ id: replica.replicaId, escrows_owned: 2 })]);
+    expect(status.limiter).toMatchObject({ max_concurrent_requests: 3 });
+    expect(typeof status.active_requests).toBe('number');
+    expect(text).not.toContain(ADMIN_KEY);
+    expect(text).not.toContain(stack.gateway.creator.key.exportHex());
+    expect((await fetch(`${replica.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${replica.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ checks: { postgres: true, redis: true, pool: true } });
+    const metrics = await (await fetch(`${replica.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /devshard_gateway_requests_total\{route="pooled",model="[^"]+",status="200"\} \d+/,
+    );
+    expect(metrics).toMatch(/devshard_gateway_leases_held 2/);
+    expect(metrics).toMatch(/devshard_gateway_escrow_nonce\{escrow_id="\d+"\} \d+/);
+  });
+
+  it('serves one named escrow on /devshard/{id}/v1/chat/completions', async () => {
+    const escrow = stack.escrows[1]!;
+    const before = (await stack.storedDiffs(escrow.id)).length;
+    const client = new OpenAI({
+      apiKey: ADMIN_KEY,
+      baseURL: `${replica.url}/devshard/${escrow.id}/v1`,
+      maxRetries: 0,
+    });
+    const completion = await client.chat.completions.create({ model: QWEN_MODEL, messages, max_tokens: 64 });
+    expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
+    expect((await stack.storedDiffs(escrow.id)).length).toBeGreaterThan(before);
+  });
+});
+
+describe('a client that goes away', () => {
+  /** Every inference any escrow started is finished in the stored diffs (its Finish folded in). */
+  async function unfinished(): Promise<string[]> {
+    const open: string[] = [];
+    for (const escrow of stack.escrows) {
+      const ledger = ledgerOf(escrow.row, await stack.storedDiffs(escrow.id));
+      for (const [nonce, e] of ledger.inferences)
+        if (e.fate !== 'finished') open.push(`${escrow.id}/${nonce}:${e.fate}`);
+    }
+    return open;
+  }
+
+  async function streamThenLeave(
+    leave: 'before-first-byte' | 'mid-stream' | 'after-last-chunk',
+  ): Promise<number> {
+    const abort = new AbortController();
+    let chunks = 0;
+    const request = stack
+      .client(replica)
+      .chat.completions.create(
+        { model: QWEN_MODEL, messages, max_tokens: 64, stream: true },
+        { signal: abort.signal },
+      );
+    if (leave === 'before-first-byte') setTimeout(() => abort.abort(), 5);
+    try {
+      const stream = await request;
+      for await (const chunk of stream) {
+        chunks++;
+        if (leave === 'mid-stream' && chunks === 3) abort.abort();
+        if (leave === 'after-last-chunk' && chunk.choices[0]?.finish_reason) abort.abort();
+      }
+    } catch (error) {
+      expect(error).toBeInstanceOf(OpenAI.APIUserAbortError);
+    }
+    return chunks;
+  }
+
+  it.each(['before-first-byte', 'mid-stream', 'after-last-chunk'] as const)(
+    'leaving %s keeps the session consistent and the Finish folded in',
+    async (leave) => {
+      stack.gateway.devnet.model.setLatency({ perTokenMs: 15 });
+      try {
+        const chunks = await streamThenLeave(leave);
+        if (leave === 'mid-stream') expect(chunks).toBe(3);
+      } finally {
+        stack.gateway.devnet.model.setLatency({ perTokenMs: 0 });
+      }
+      await expect.poll(unfinished, { timeout: 10_000, interval: 100 }).toEqual([]);
+      // The escrows keep serving.
+      const next = await stack
+        .client(replica)
+        .chat.completions.create({ model: QWEN_MODEL, messages, max_tokens: 64 });
+      expect(next.choices[0]?.message.content?.length).toBeGreaterThan(0);
+      await expect.poll(unfinished, { timeout: 10_000, interval: 100 }).toEqual([]);
+    },
+  );
+});
+
+describe('a host that fails before the first byte', () => {
+  it('the request succeeds on the retry with a new nonce', async () => {
+    const escrow = stack.escrows[0]!;
+    // Let idle flushes settle, so the next nonce is known.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const status = (await (await fetch(`${replica.url}/v1/status`)).json()) as StatusBody;
+    const runtime = status.runtimes.find((r) => r.escrow_id === escrow.id.toString())!;
+    const next = BigInt(runtime.nonce ?? 0) + 1n;
+    const host = escrow.slots[Number(next % BigInt(escrow.slots.length))]!;
+    await stack.gateway.devnet.devshardHosts.setFault(host, {
+      mode: 'unavailable',
+      devshardError: 'requests_disabled',
+      remaining: 1,
+    });
+    const retriesBefore = await retries();
+    const res = await post(`/devshard/${escrow.id}/v1/chat/completions`, chat({ stream: true }));
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('data: [DONE]');
+    expect(res.text).not.toContain('"error"');
+    expect(await retries()).toBe(retriesBefore + 1);
+    const starts = (await stack.storedDiffs(escrow.id)).filter(
+      (d) => d.nonce >= next && d.diff.txs.some(({ tx }) => tx.kind === 'startInference'),
+    );
+    expect(starts.map((d) => d.nonce).slice(0, 2)).toEqual([next, next + 1n]);
+  });
+
+  async function retries(): Promise<number> {
+    const text = await (await fetch(`${replica.url}/metrics`)).text();
+    return Number(/^devshard_gateway_retries_total (\d+)$/m.exec(text)?.[1] ?? 0);
+  }
+});
+
+describe('after the headers are sent', () => {
+  it('a host cut mid-stream ends the stream with one error frame', async () => {
+    const escrow = stack.escrows[1]!;
+    await new Promise((r) => setTimeout(r, 1_000));
+    const status = (await (await fetch(`${replica.url}/v1/status`)).json()) as StatusBody;
+    const runtime = status.runtimes.find((r) => r.escrow_id === escrow.id.toString())!;
+    const next = BigInt(runtime.nonce ?? 0) + 1n;
+    const host = escrow.slots[Number(next % BigInt(escrow.slots.length))]!;
+    await stack.gateway.devnet.devshardHosts.setFault(host, {
+      mode: 'cut-stream',
+      cutAfterFrames: 2,
+      remaining: 1,
+    });
+    const res = await post(`/devshard/${escrow.id}/v1/chat/completions`, chat({ stream: true }));
+    expect(res.status).toBe(200);
+    const events = res.text.split('\n\n').filter((e) => e !== '');
+    expect(events.length).toBeGreaterThanOrEqual(2);
+    const last = events.at(-1)!;
+    expect(last).toMatch(/^data: \{"error":/);
+    expect(JSON.parse(last.slice(6)).error).toMatchObject({ type: 'api_error', code: 'upstream_error' });
+    expect(res.text).not.toContain('[DONE]');
+  });
+
+  it('every served request leaves one usage record in the Redis stream', async () => {
+    const res = await post('/v1/chat/completions', chat(), { 'x-request-id': 'usage-check-1' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('usage-check-1');
+    await expect
+      .poll(async () => {
+        const entries = await stack.redis.redis.xrange(stack.keys.usageStream, '-', '+');
+        return entries
+          .map(([, fields]) =>
+            Object.fromEntries(fields.flatMap((_, i) => (i % 2 ? [] : [[fields[i], fields[i + 1]]]))),
+          )
+          .filter((f) => f.request_id === 'usage-check-1');
+      })
+      .toEqual([
+        expect.objectContaining({
+          model: QWEN_MODEL,
+          status: '200',
+          key_id: 'admin',
+          nonces: expect.stringMatching(/^\d+$/),
+        }),
+      ]);
+  });
+});
+
+describe('a known model with no routable escrow', () => {
+  it('503 with Retry-After: 10 and no nonce taken', async () => {
+    const r = stack.redis.redis;
+    const ghost = 'ghost/model';
+    // An escrow of another model whose owner is gone (not in the replica directory).
+    await r.sadd(stack.keys.poolModels, ghost);
+    await r.sadd(stack.keys.poolModel(ghost), '424242');
+    await r.hset(stack.keys.poolEscrow(424242n), {
+      escrow_id: '424242',
+      model_id: ghost,
+      status: 'active',
+      capacity_weight: '4',
+      balance_estimate: '5000000000',
+      nonce: '0',
+      owner: 'replica-that-died',
+      updated_at_ms: String(Date.now()),
+    });
+    try {
+      await expect
+        .poll(async () => (await post('/v1/chat/completions', chat({ model: ghost }))).status, {
+          timeout: 3_000,
+          interval: 100,
+        })
+        .toBe(503);
+      const before = await stack.diffCount();
+      const res = await post('/v1/chat/completions', chat({ model: ghost }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('10');
+      expect(res.json().error.code).toBe('no_escrow_available');
+      expect(await stack.diffCount()).toBe(before);
+    } finally {
+      await r.srem(stack.keys.poolModels, ghost);
+      await r.del(stack.keys.poolModel(ghost), stack.keys.poolEscrow(424242n));
+    }
+  });
+});
+
+describe('an owner replica that does not answer', () => {
+  it('the forwarded request gets 503 with Retry-After, not a bare 500', async () => {
+    const r = stack.redis.redis;
+    const ghost = 'ghost/forwarded';
+    await r.set(stack.keys.replica('unreachable'), 'http://127.0.0.1:9', 'PX', 30_000);
+    await r.sadd(stack.keys.poolModels, ghost);
+    await r.sadd(stack.keys.poolModel(ghost), '424243');
+    await r.hset(stack.keys.poolEscrow(424243n), {
+      escrow_id: '424243',
+      model_id: ghost,
+      status: 'active',
+      capacity_weight: '4',
+      balance_estimate: '5000000000',
+      nonce: '0',
+      owner: 'unreachable',
+      updated_at_ms: String(Date.now()),
+    });
+    try {
+      await expect
+        .poll(async () => (await post('/v1/chat/completions', chat({ model: ghost }))).json().error.code, {
+          timeout: 3_000,
+          interval: 100,
+        })
+        .toBe('service_unavailable');
+      const res = await post('/v1/chat/completions', chat({ model: ghost }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+    } finally {
+      await r.srem(stack.keys.poolModels, ghost);
+      await r.del(
+        stack.keys.poolModel(ghost),
+        stack.keys.poolEscrow(424243n),
+        stack.keys.replica('unreachable'),
+      );
+    }
+  });
+});
