@@ -57,7 +57,8 @@ for (const concurrency of concurrencies) {
   }
 }
 
-{
+// The whole gateway (proxy process, admission, session, SSE) against the mock model directly.
+for (const concurrency of concurrencies) {
   const { lines } = await gatewayVsDirect({ seconds, concurrency, maxTokens: 64 });
   for (const line of lines) out(line);
   out();
