@@ -5,6 +5,11 @@
 export const SessionErrorCode = {
   /** A host's state_hash differed from our root (§7.2 step 1, §12 #5): stop, investigate. */
   Diverged: 'diverged',
+  /**
+   * A root mismatch at or after the first height-stamped diff, before any host confirmed such a root:
+   * the unpinned v5 record height fields (§12 #1) most likely differ from the hosts'. Stop.
+   */
+  StampLayoutMismatch: 'stamp_layout_mismatch',
   /** The store refused or failed a write-ahead: reopen the session from the store (architecture §2.3). */
   ReloadRequired: 'reload_required',
   /** Another writer holds a newer fencing token. */

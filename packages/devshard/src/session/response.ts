@@ -9,9 +9,10 @@ import { newMsg, txOf } from '../proto/tx-builders.js';
 import { isHostStateSignature } from '../settlement/signatures.js';
 import { txEnv } from '../state/context.js';
 import { hostSyncOf, inBackground, type SessionContext } from './context.js';
-import { SessionError, SessionErrorCode } from './errors.js';
+import { SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { pendingKey } from './pending-queue.js';
+import { rootMismatchFault } from './stamp-check.js';
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
@@ -25,8 +26,9 @@ function diverge(
   expected?: Uint8Array,
   got?: Uint8Array,
 ): void {
-  if (ctx.fault?.code !== SessionErrorCode.Diverged) {
-    ctx.fault = new SessionError(SessionErrorCode.Diverged, `host ${host} at nonce ${nonce}: ${detail}`);
+  const code = ctx.fault?.code;
+  if (code !== SessionErrorCode.Diverged && code !== SessionErrorCode.StampLayoutMismatch) {
+    ctx.fault = rootMismatchFault(ctx, host, nonce, detail); // §12 #1: stamp-check.ts
   }
   ctx.emit({
     type: 'divergence',

@@ -51,6 +51,8 @@ export interface HostBehaviour {
   voteKey?: PrivateKey;
   /** Extra txs this host puts into its meta mempool (injection attempts). */
   extraMempool?: () => EncodedTx[];
+  /** As executor: stamps receipts (and so the Confirm) with this observed height (v5, §9). */
+  stampHeight?: bigint;
 }
 
 export interface ChatCall {
@@ -229,13 +231,19 @@ export class InProcessNetwork implements HostTransport {
     host: InProcessHost,
     nonce: bigint,
     payload: PayloadWire,
-  ): { receipt: Uint8Array; confirmedAt: bigint } | undefined {
+  ):
+    | { receipt: Uint8Array; confirmedAt: bigint; observedHeight?: bigint; observedBlockHash?: Uint8Array }
+    | undefined {
     const rec = host.state.inferences.get(nonce);
     const slot = Number(nonce % BigInt(host.state.group.slots.length));
     if (!rec || rec.status !== InferenceStatus.Pending || !host.slots.includes(slot)) return undefined;
     if (host.behaviour.refuse || !payloadMatches(rec, payload)) return undefined;
     const confirmedAt = this.#clock.nowSeconds();
+    const height = host.behaviour.stampHeight;
+    const stamp =
+      height === undefined ? {} : { observedHeight: height, observedBlockHash: new Uint8Array(32).fill(7) };
     const receipt = signExecutorReceipt(host.key, {
+      ...stamp,
       inferenceId: nonce,
       promptHash: rec.promptHash,
       model: rec.model,
@@ -246,9 +254,11 @@ export class InProcessNetwork implements HostTransport {
       confirmedAt,
     });
     this.#gossip(
-      txOf.confirmStart(newMsg.confirmStart({ inferenceId: nonce, executorSig: receipt, confirmedAt })),
+      txOf.confirmStart(
+        newMsg.confirmStart({ inferenceId: nonce, executorSig: receipt, confirmedAt, ...stamp }),
+      ),
     );
-    return { receipt, confirmedAt };
+    return { receipt, confirmedAt, ...stamp };
   }
 
   async chat(
@@ -275,7 +285,18 @@ export class InProcessNetwork implements HostTransport {
       type: 'receipt',
       receipt: this.#receipt(
         host,
-        executed ? { receipt: executed.receipt, confirmedAt: executed.confirmedAt } : {},
+        executed
+          ? {
+              receipt: executed.receipt,
+              confirmedAt: executed.confirmedAt,
+              ...(executed.observedHeight === undefined
+                ? {}
+                : {
+                    observedHeight: executed.observedHeight,
+                    observedBlockHash: executed.observedBlockHash!,
+                  }),
+            }
+          : {},
       ),
     });
     if (payload && executed) {
