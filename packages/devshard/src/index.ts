@@ -136,6 +136,13 @@ export type { RejectReason } from './session/host-tx-check.js';
 export type { InferenceHandlers, InferenceInput, InferenceResult } from './session/inference.js';
 export { InMemorySessionStore } from './session/memory-store.js';
 export { pendingKey } from './session/pending-queue.js';
+export {
+  billedResponseHash,
+  ServedBytes,
+  type ServedCounts,
+  type ServedVerdict,
+  servedVerdict,
+} from './session/served-bytes.js';
 export { runtimeVersionFor, sessionRecordFromChain } from './session/session-record.js';
 export {
   isSessionStoreError,

@@ -154,11 +154,13 @@ export function registerChatRoute(app: FastifyInstance, env: RouteEnv): void {
       const execution = session.executions.get(grant.start.inferenceId);
       if (execution === undefined) {
         const cut = faults.takeHostFault(host.address, ['cut-stream']);
-        const output = faults.takeHostFault(host.address, ['bad-output', 'error-body']);
+        const output = faults.takeHostFault(host.address, ['bad-output', 'error-body', 'tampered-finish']);
         const sink: ExecutionSink = {
           sse,
           ...(cut ? { cutAfterFrames: cut.cutAfterFrames ?? 2 } : {}),
-          ...(output ? { output: output.mode === 'bad-output' ? 'bad' : 'error' } : {}),
+          ...(output?.mode === 'bad-output' ? { output: 'bad' } : {}),
+          ...(output?.mode === 'error-body' ? { output: 'error' } : {}),
+          ...(output?.mode === 'tampered-finish' ? { tamperFinish: true } : {}),
         };
         await execute(session, store, core.model, grant, sink);
       } else if (execution.phase === 'done') {

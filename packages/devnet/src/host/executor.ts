@@ -174,6 +174,8 @@ export interface ExecutionSink {
   readonly cutAfterFrames?: number;
   /** The `bad-output` fault: serve altered text; `error-body`: serve an error body instead. */
   readonly output?: 'bad' | 'error';
+  /** The `tampered-finish` fault: the Finish hashes other bytes than the ones served. */
+  readonly tamperFinish?: boolean;
 }
 
 /** What an `error-body` executor serves: one OpenAI error object as a data line. */
@@ -235,7 +237,7 @@ export async function execute(
       session,
       store,
       id,
-      served,
+      sink.tamperFinish ? `${served}tampered` : served,
       BigInt(completion.promptTokens),
       BigInt(completion.completionTokens),
     ),

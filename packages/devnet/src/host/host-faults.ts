@@ -23,7 +23,10 @@
  * - `no-validations`: this host proposes no Validation or ValidationVote.
  * - `error-body`: the executor serves an OpenAI error body instead of an answer and still Finishes
  *   billing its tokens: the case the error-miss path (MsgErrorMiss, verify-error-miss) refunds.
- * `bad-output` and `error-body` count one use per execution; the validator modes do not count uses.
+ * - `tampered-finish`: the executor serves the true answer but its Finish claims the hash of other
+ *   bytes (the gateway's served-bytes check reports `mismatch`).
+ * `bad-output`, `error-body` and `tampered-finish` count one use per execution; the validator modes
+ * do not count uses.
  */
 export type HostFaultMode =
   | 'down'
@@ -37,7 +40,8 @@ export type HostFaultMode =
   | 'bad-output'
   | 'false-invalid'
   | 'no-validations'
-  | 'error-body';
+  | 'error-body'
+  | 'tampered-finish';
 
 export const HOST_FAULT_MODES: readonly HostFaultMode[] = [
   'down',
@@ -52,6 +56,7 @@ export const HOST_FAULT_MODES: readonly HostFaultMode[] = [
   'false-invalid',
   'no-validations',
   'error-body',
+  'tampered-finish',
 ];
 
 export interface HostFault {

@@ -68,6 +68,16 @@ export type SessionEvent =
       readonly outcome: TimeoutOutcomeKind;
       readonly acceptWeight: number;
     }
+  | {
+      /** Served-bytes check (served-bytes.ts): the Finish's response_hash vs the bytes received. */
+      readonly type: 'served_bytes';
+      readonly host: string;
+      readonly inferenceId: bigint;
+      readonly verdict: 'match' | 'mismatch' | 'truncated';
+      readonly claimed: Uint8Array;
+      readonly received: Uint8Array;
+      readonly bytes: number;
+    }
   | { readonly type: 'store_error'; readonly operation: string; readonly error: Error }
   | { readonly type: 'handler_error'; readonly error: Error };
 

@@ -12,6 +12,7 @@ import type { SessionContext } from './context.js';
 import { openChat } from './delivery.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { intakeHostTxs, processReceipt } from './response.js';
+import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
 import { assertUsable, type Committed, composeAndPersist } from './write-ahead.js';
 
 export interface InferenceInput {
@@ -47,6 +48,8 @@ export interface InferenceResult {
   readonly confirmed: boolean;
   /** MsgFinishInference for this inference is queued or applied. */
   readonly finished: boolean;
+  /** The Finish's response_hash vs the bytes received (served-bytes.ts); absent without a Finish. */
+  readonly served?: ServedVerdict;
   readonly error?: Error;
 }
 
@@ -134,6 +137,7 @@ export async function runInference(
   };
   let error: Error | undefined;
   let verifySignature: (() => void) | undefined;
+  const received = new ServedBytes();
   try {
     const stream = await openChat(ctx, address, nonce, {
       payload: committed.payload,
@@ -150,10 +154,12 @@ export async function runInference(
         verifySignature = outcome.verifySignature;
         call(ctx, () => handlers.onReceipt?.({ nonce, confirmed }));
       } else if (event.type === 'chunk') {
+        received.chunk(event.line);
         call(ctx, () => handlers.onChunk?.(event.line));
       } else if (event.type === 'meta') {
         intakeHostTxs(ctx, address, event.meta.mempool);
       } else {
+        received.done();
         call(ctx, () => handlers.onDone?.(event.line));
       }
     }
@@ -168,12 +174,14 @@ export async function runInference(
     await recoverFromMempool(ctx, address);
     state = progress(ctx, nonce);
   }
+  const served = checkServedBytes(ctx, address, nonce, received, error !== undefined);
   // The receipt's Confirm and the meta's Finish are persisted before the caller hears "done".
   await ctx.pendingSaved();
   return {
     ...base,
     status: error === undefined ? 'completed' : 'failed',
     ...state,
+    ...(served ? { served } : {}),
     ...(error ? { error } : {}),
   };
 }

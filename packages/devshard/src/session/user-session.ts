@@ -29,6 +29,7 @@ import {
 } from './inference.js';
 import { Coalescer, KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
 import { replaySession } from './replay.js';
+import { type ServedCounts, servedCounts } from './served-bytes.js';
 import { isSessionStoreError, type SessionStore, SessionStoreErrorCode } from './store.js';
 import { checkTimeouts, type TimeoutOutcome } from './timeouts.js';
 
@@ -215,6 +216,11 @@ export class UserSession {
   get canStartInference(): boolean {
     const c = this.#ctx;
     return !c.fault && !c.finalizing && c.state.phase === 0 && c.state.latestNonce + 1n <= this.workLimit;
+  }
+
+  /** Served-bytes verdicts (match / mismatch / truncated) by executor address (served-bytes.ts). */
+  servedCounts(): ReadonlyMap<string, Readonly<ServedCounts>> {
+    return servedCounts(this.#ctx);
   }
 
   /** Highest nonce `address` is known to hold (§7.1 host_sync_nonce). */

@@ -51,6 +51,8 @@ export interface HostBehaviour {
   voteKey?: PrivateKey;
   /** Extra txs this host puts into its meta mempool (injection attempts). */
   extraMempool?: () => EncodedTx[];
+  /** As executor: its Finish claims a response_hash of other bytes than it served. */
+  tamperFinish?: boolean;
   /** As executor: stamps receipts (and so the Confirm) with this observed height (v5, §9). */
   stampHeight?: bigint;
 }
@@ -300,12 +302,15 @@ export class InProcessNetwork implements HostTransport {
       ),
     });
     if (payload && executed) {
-      events.push({
-        type: 'chunk',
-        line: enc.encode(`data: {"choices":[{"delta":{"content":"n${request.nonce}"}}]}`),
-      });
+      const lines = [
+        `data: {"choices":[{"delta":{"content":"n${request.nonce}"}}]}`,
+        'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}',
+      ];
+      events.push({ type: 'chunk', line: enc.encode(lines[0]!) });
       if (!host.behaviour.stall) {
-        const output = enc.encode(`output of ${request.nonce}`);
+        // response_hash over the frames served (session/served-bytes.ts); `tamperFinish` lies.
+        const served = lines.map((l) => `${l}\n\n`).join('');
+        const output = enc.encode(host.behaviour.tamperFinish ? `${served}!` : served);
         const finish = signFinish(
           host.key,
           newMsg.finishInference({
@@ -318,10 +323,7 @@ export class InProcessNetwork implements HostTransport {
           }),
         );
         this.#gossip(txOf.finishInference(finish));
-        events.push({
-          type: 'chunk',
-          line: enc.encode('data: {"choices":[{"delta":{},"finish_reason":"stop"}]}'),
-        });
+        events.push({ type: 'chunk', line: enc.encode(lines[1]!) });
         const mempool = [...(host.behaviour.extraMempool?.() ?? []), ...host.mempool];
         events.push({ type: 'meta', meta: { mempool: mempool.map((t) => t.bytes) } });
         events.push({ type: 'done', line: enc.encode('data: [DONE]') });
