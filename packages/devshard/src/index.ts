@@ -130,7 +130,18 @@ export {
 // User-side session (§7): storage contract, the session, its events and errors.
 export { type Clock, systemClock } from './session/clock.js';
 export type { SessionEvent, TimeoutOutcomeKind } from './session/context.js';
+export {
+  dominantHosts,
+  dominantSlotCount,
+  type HostRisk,
+  isDominant,
+} from './session/dominant-hosts.js';
 export { isSessionError, SessionError, SessionErrorCode } from './session/errors.js';
+export {
+  CompletionPendingError,
+  type FinalizeGateOptions,
+  openInferences,
+} from './session/finalize-gate.js';
 export type { FlushResult } from './session/flush.js';
 export type { RejectReason } from './session/host-tx-check.js';
 export type { InferenceHandlers, InferenceInput, InferenceResult } from './session/inference.js';

@@ -78,6 +78,12 @@ export type SessionEvent =
       readonly received: Uint8Array;
       readonly bytes: number;
     }
+  | {
+      /** A dominant host refused or timed out: its nonces are burned from now on (dominant-hosts.ts). */
+      readonly type: 'dominant_host_blocked';
+      readonly host: string;
+      readonly inferenceId: bigint;
+    }
   | { readonly type: 'store_error'; readonly operation: string; readonly error: Error }
   | { readonly type: 'handler_error'; readonly error: Error };
 

@@ -21,6 +21,11 @@ export const SessionErrorCode = {
   MaxTokensBelowFloor: 'max_tokens_below_floor',
   /** Phase is not Active (finalizing or settled). */
   NotActive: 'not_active',
+  /**
+   * Finalize would bill inferences that have neither a Finish nor a timeout (finalize-gate.ts); the
+   * error lists their nonces. Retry later.
+   */
+  CompletionPending: 'completion_pending',
   /** Finalize needs no inference in flight (§8.1). */
   InferenceInFlight: 'inference_in_flight',
   /** The composer refused the diff (a failing StartInference, §5.3). */

@@ -10,6 +10,7 @@ import { newMsg, txOf } from '../proto/tx-builders.js';
 import { InferenceStatus } from '../state/types.js';
 import type { SessionContext } from './context.js';
 import { openChat } from './delivery.js';
+import { burnBlockedNonces } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { intakeHostTxs, processReceipt } from './response.js';
 import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
@@ -65,6 +66,8 @@ export async function composeInference(
   workLimit: bigint,
 ): Promise<PreparedInference> {
   assertUsable(ctx);
+  // Nonces of a blocked dominant host are burned fee-only, never started (dominant-hosts.ts).
+  if (ctx.state.phase === SessionPhase.Active && !ctx.finalizing) await burnBlockedNonces(ctx, workLimit);
   const state = ctx.state;
   if (state.phase !== SessionPhase.Active || ctx.finalizing) {
     throw new SessionError(SessionErrorCode.NotActive, `phase ${state.phase}`);

@@ -18,6 +18,7 @@ import type { HostTarget, HostTransport } from '../transport/types.js';
 import { type Clock, systemClock } from './clock.js';
 import { hostSyncOf, type SessionContext, type SessionEvent, type SessionSettings } from './context.js';
 import { catchUp } from './delivery.js';
+import { type HostRisk, hostRisk, noteNonService } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { type FlushResult, flushDiff } from './flush.js';
 import {
@@ -218,6 +219,11 @@ export class UserSession {
     return !c.fault && !c.finalizing && c.state.phase === 0 && c.state.latestNonce + 1n <= this.workLimit;
   }
 
+  /** Dominant hosts of the group and the ones blocked after a refusal (dominant-hosts.ts); for routing. */
+  hostRisk(): HostRisk {
+    return hostRisk(this.#ctx);
+  }
+
   /** Served-bytes verdicts (match / mismatch / truncated) by executor address (served-bytes.ts). */
   servedCounts(): ReadonlyMap<string, Readonly<ServedCounts>> {
     return servedCounts(this.#ctx);
@@ -238,7 +244,9 @@ export class UserSession {
     ctx.inFlight++;
     try {
       const committed = await ctx.composeLock.run(() => composeInference(ctx, input, this.workLimit));
-      return await runInference(ctx, committed, handlers);
+      const result = await runInference(ctx, committed, handlers);
+      if (!result.confirmed) noteNonService(ctx, result.executor, result.nonce); // dominant-hosts.ts
+      return result;
     } finally {
       ctx.inFlight--;
     }
