@@ -9,7 +9,7 @@ import { newMsg, txOf } from '../proto/tx-builders.js';
 import { isHostStateSignature } from '../settlement/signatures.js';
 import { txEnv } from '../state/context.js';
 import { hostSyncOf, inBackground, type SessionContext } from './context.js';
-import { SessionErrorCode } from './errors.js';
+import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { pendingKey } from './pending-queue.js';
 import { rootMismatchFault } from './stamp-check.js';
@@ -28,7 +28,10 @@ function diverge(
 ): void {
   const code = ctx.fault?.code;
   if (code !== SessionErrorCode.Diverged && code !== SessionErrorCode.StampLayoutMismatch) {
-    ctx.fault = rootMismatchFault(ctx, host, nonce, detail); // §12 #1: stamp-check.ts
+    // A root that differs may be the unpinned §12 #1 layout (stamp-check.ts); an unknown nonce is not.
+    ctx.fault = expected
+      ? rootMismatchFault(ctx, host, nonce, detail)
+      : new SessionError(SessionErrorCode.Diverged, `host ${host} at nonce ${nonce}: ${detail}`);
   }
   ctx.emit({
     type: 'divergence',
