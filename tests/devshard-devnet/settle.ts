@@ -41,7 +41,7 @@ export function expectDocumentMatches(escrow: TestEscrow, fin: FinalizeResult, l
     escrow.slots.map((_, slot) => ({
       slot_id: slot,
       missed: ledger.missed[slot],
-      invalid: 0,
+      invalid: ledger.invalid[slot],
       cost: ledger.cost[slot],
       required_validations: undefined,
       completed_validations: undefined,

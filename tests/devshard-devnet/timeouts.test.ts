@@ -151,7 +151,7 @@ describe('timeouts by votes', () => {
     await session.flush(); // the Confirm: the inference is Started, its execution clock runs
     const record = session.state.inferences.get(id)!;
     expect(record.status).toBe(InferenceStatus.Started);
-    expect(session.pendingTxCount).toBe(0);
+    // (The flush's answer may queue validations the hosts proposed: no pendingTxCount check.)
     expect(await session.checkTimeouts()).toEqual([]); // execution_timeout has not passed
     const balanceBefore = session.balance;
     devnet.blocks.advanceTime(Number(escrow.record.chainParams.executionTimeout! + 6n) * 1000);
@@ -223,10 +223,17 @@ describe('timeouts by votes', () => {
     await devnet.devshardHosts.setFault(heavy, null);
     expect(session.state.inferences.get(id)?.status).toBe(InferenceStatus.Pending);
 
-    // Still Pending at Settlement: the drain charges the reservation to the executor's slot (§5.6),
-    // with no miss recorded — the refusing host is paid as if it had served the whole max_tokens.
+    // The finalize gate refuses to bill it silently: completion_pending, listed as unresolvable.
+    await expect(session.finalize()).rejects.toMatchObject({
+      code: 'completion_pending',
+      nonces: [id],
+      unresolvable: [id],
+    });
+    // Only an explicit choice bills it. Still Pending at Settlement: the drain charges the
+    // reservation to the executor's slot (§5.6), with no miss recorded — the refusing host is paid as
+    // if it had served the whole max_tokens (dominant-hosts.test.ts: at most once).
     const reserved = session.state.inferences.get(id)!.reservedCost;
-    const fin = await session.finalize();
+    const fin = await session.finalize({ billUnresolved: true });
     escrow.expectHostsInSync(session);
     const slot = Number(id % 16n);
     expect(fin.document.host_stats[slot]).toMatchObject({ missed: 0 });
