@@ -16,7 +16,11 @@ import { settlementDocument, settlementDocumentJson } from '../settlement/docume
 import { buildSettlementPayload } from '../settlement/payload.js';
 import { slotSignatures } from '../settlement/signatures.js';
 import { type FinalizeResult, parseFinalizeDocument } from './document.js';
-import { collectSettlementSignatures, type SignatureCollectionOptions } from './signatures.js';
+import {
+  collectSettlementSignatures,
+  deliverFinalToAll,
+  type SignatureCollectionOptions,
+} from './signatures.js';
 
 export type FinalizeOptions = SignatureCollectionOptions & FinalizeGateOptions;
 
@@ -43,6 +47,8 @@ async function runFinalize(ctx: SessionContext, options: FinalizeOptions): Promi
     ctx.store.saveFinalizeDocument(ctx.escrowId, json, token),
   );
   ctx.finalizeDocument = json;
+  // The document is durable; now every replica gets the final diffs, not only the quorum's.
+  await deliverFinalToAll(ctx);
   return { document: settlementDocument(payload, signatures), json, payload, signatures };
 }
 
