@@ -6,7 +6,14 @@
 import type { DevshardEscrow } from '@gonka-gateway/chain';
 import type { StoredDiff } from '@gonka-gateway/devshard';
 
-export type Fate = 'pending' | 'started' | 'finished' | 'timed_out';
+export type Fate =
+  | 'pending'
+  | 'started'
+  | 'finished'
+  | 'timed_out'
+  | 'challenged'
+  | 'validated'
+  | 'invalidated';
 
 export interface InferenceEntry {
   readonly slot: number;
@@ -15,6 +22,10 @@ export interface InferenceEntry {
   cost: bigint;
   inputTokens?: bigint;
   outputTokens?: bigint;
+  /** Slots whose address validated or voted (§5.4), and the weights of each side. */
+  validatedBy: Set<number>;
+  votesValid: number;
+  votesInvalid: number;
 }
 
 export interface Ledger {
@@ -27,6 +38,8 @@ export interface Ledger {
   /** Per slot: Σ actual cost of its inferences (drained ones at their reservation). */
   readonly cost: bigint[];
   readonly missed: number[];
+  /** Per slot: inferences invalidated by validation votes (§5.4 ValidationVote). */
+  readonly invalid: number[];
   readonly balance: bigint;
   /** By inference id; `fate` is the status before the settlement drain. */
   readonly inferences: ReadonlyMap<bigint, InferenceEntry>;
@@ -36,6 +49,14 @@ export function ledgerOf(row: DevshardEscrow, diffs: readonly StoredDiff[]): Led
   const n = row.slots.length;
   const price = row.tokenPrice;
   const inferences = new Map<bigint, InferenceEntry>();
+  const slotsOf = new Map<string, number[]>();
+  row.slots.forEach((address, slot) => {
+    slotsOf.set(address, [...(slotsOf.get(address) ?? []), slot]);
+  });
+  const addressSlots = (slot: number) => slotsOf.get(row.slots[slot]!)!;
+  const factor = row.voteThresholdFactor === 0 ? 50 : row.voteThresholdFactor;
+  const threshold = Math.floor((n * factor) / 100);
+  const invalid = row.slots.map(() => 0);
   let finalizeNonce = 0n;
   let expectedNonce = 1n;
   for (const { nonce, diff } of diffs) {
@@ -50,6 +71,9 @@ export function ledgerOf(row: DevshardEscrow, diffs: readonly StoredDiff[]): Led
             reserved: (m.inputLength + m.maxTokens) * price,
             fate: 'pending',
             cost: 0n,
+            validatedBy: new Set(),
+            votesValid: 0,
+            votesInvalid: 0,
           });
           break;
         }
@@ -70,6 +94,36 @@ export function ledgerOf(row: DevshardEscrow, diffs: readonly StoredDiff[]): Led
         case 'timeoutInference':
           entry(inferences, tx.msg.inferenceId).fate = 'timed_out';
           break;
+        case 'validation': {
+          // A second validation by the same address is a no-op; only a Finished record moves.
+          const e = entry(inferences, tx.msg.inferenceId);
+          const mine = addressSlots(tx.msg.validatorSlot);
+          if (mine.some((s) => e.validatedBy.has(s))) break;
+          e.validatedBy.add(tx.msg.validatorSlot);
+          if (e.fate !== 'finished') break;
+          if (tx.msg.valid) e.votesValid += mine.length;
+          else {
+            e.votesInvalid += mine.length;
+            e.fate = 'challenged';
+          }
+          break;
+        }
+        case 'validationVote': {
+          const e = entry(inferences, tx.msg.inferenceId);
+          if (e.fate === 'validated' || e.fate === 'invalidated') break;
+          if (e.fate !== 'challenged') throw new Error(`vote on ${e.fate} inference in diff ${nonce}`);
+          const mine = addressSlots(tx.msg.voterSlot);
+          for (const s of mine) e.validatedBy.add(s);
+          if (tx.msg.voteValid) e.votesValid += mine.length;
+          else e.votesInvalid += mine.length;
+          if (e.votesInvalid > threshold) {
+            // Invalidated: the executor's charge goes back to the balance and it counts one invalid.
+            e.fate = 'invalidated';
+            e.cost = 0n;
+            invalid[e.slot]!++;
+          } else if (e.votesValid > threshold) e.fate = 'validated';
+          break;
+        }
         case 'finalizeRound':
           finalizeNonce = nonce;
           break;
@@ -103,6 +157,7 @@ export function ledgerOf(row: DevshardEscrow, diffs: readonly StoredDiff[]): Led
     fees,
     cost,
     missed,
+    invalid,
     balance: row.amount - fees - spent - held,
     inferences,
   };

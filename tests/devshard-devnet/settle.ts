@@ -14,11 +14,15 @@ import { broadcastIncluded } from './chain-tx.js';
 import { quorumSlots, type TestEscrow } from './harness.js';
 import { type Ledger, ledgerOf } from './ledger.js';
 
-/** The ledger of everything the escrow's store holds. */
+/**
+ * The ledger of everything the escrow's store holds: every diff from nonce 1 (load() returns only the
+ * diffs after the newest snapshot, saved every 500 diffs).
+ */
 export async function ledgerFromStore(escrow: TestEscrow): Promise<Ledger> {
-  const stored = await escrow.store.load(escrow.id.toString());
+  const id = escrow.id.toString();
+  const stored = await escrow.store.load(id);
   if (!stored) throw new Error(`no stored session ${escrow.id}`);
-  return ledgerOf(escrow.row, stored.diffs);
+  return ledgerOf(escrow.row, await escrow.store.readDiffs(id, 1n, stored.lastNonce));
 }
 
 /**
@@ -41,7 +45,7 @@ export function expectDocumentMatches(escrow: TestEscrow, fin: FinalizeResult, l
     escrow.slots.map((_, slot) => ({
       slot_id: slot,
       missed: ledger.missed[slot],
-      invalid: 0,
+      invalid: ledger.invalid[slot],
       cost: ledger.cost[slot],
       required_validations: undefined,
       completed_validations: undefined,

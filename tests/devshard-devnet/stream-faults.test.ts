@@ -49,6 +49,7 @@ describe('a stream cut mid-way', () => {
     const { cut, expected } = await cutOne(escrow, session, cutter, ' c');
     const id = cut.result.nonce;
     expect(cut.result).toMatchObject({ executor: cutter, status: 'failed', confirmed: true });
+    expect(cut.result.served).toBe('truncated'); // the Finish claims more than the client got
     expect(cut.result.error).toBeInstanceOf(HostTransportError);
     expect(cut.lines).toHaveLength(2); // the role chunk and the first token reached the client
     expect(cut.done).toEqual([]);

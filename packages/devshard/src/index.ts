@@ -131,12 +131,30 @@ export {
 export { type Clock, systemClock } from './session/clock.js';
 export type { SessionEvent, TimeoutOutcomeKind } from './session/context.js';
 export { DEFAULT_DIFF_WINDOW } from './session/diff-log.js';
+export {
+  dominantHosts,
+  dominantSlotCount,
+  type HostRisk,
+  isDominant,
+} from './session/dominant-hosts.js';
 export { isSessionError, SessionError, SessionErrorCode } from './session/errors.js';
+export {
+  CompletionPendingError,
+  type FinalizeGateOptions,
+  openInferences,
+} from './session/finalize-gate.js';
 export type { FlushResult } from './session/flush.js';
 export type { RejectReason } from './session/host-tx-check.js';
 export type { InferenceHandlers, InferenceInput, InferenceResult } from './session/inference.js';
 export { InMemorySessionStore } from './session/memory-store.js';
 export { pendingKey } from './session/pending-queue.js';
+export {
+  billedResponseHash,
+  ServedBytes,
+  type ServedCounts,
+  type ServedVerdict,
+  servedVerdict,
+} from './session/served-bytes.js';
 export { runtimeVersionFor, sessionRecordFromChain } from './session/session-record.js';
 export { DEFAULT_SNAPSHOT_EVERY } from './session/snapshots.js';
 export {

@@ -14,7 +14,7 @@ import {
   parseJsonLossless,
 } from '@gonka-gateway/devshard';
 import type { FastifyInstance } from 'fastify';
-import { decideReceipt, execute, type ReceiptGrant } from './executor.js';
+import { decideReceipt, type ExecutionSink, execute, type ReceiptGrant } from './executor.js';
 import type { HostSession } from './host-session.js';
 import {
   authenticate,
@@ -25,6 +25,7 @@ import {
   sendError,
 } from './route-context.js';
 import { SseWriter } from './sse-writer.js';
+import { proposeValidations, type ValidatorFault } from './validator.js';
 
 type Decoded =
   | { readonly req: InferenceRequestWire }
@@ -99,6 +100,7 @@ export function registerChatRoute(app: FastifyInstance, env: RouteEnv): void {
       const session = bound.session;
       const delivery = session.deliver(req.diffs, store.applyContext, BigInt(params.maxNonce));
       if (delivery.error) return sendError(reply, 500, delivery.error.message);
+      proposeValidations(session, store, core.model, validatorFault(host.address));
       const sse = new SseWriter(reply);
       try {
         await respond(session, req, sse);
@@ -110,6 +112,12 @@ export function registerChatRoute(app: FastifyInstance, env: RouteEnv): void {
       return reply;
     },
   );
+
+  /** `false-invalid` / `no-validations` (validator.ts); they do not count uses. */
+  function validatorFault(address: string): ValidatorFault {
+    const mode = core.faults.hostFault(address)?.mode;
+    return mode === 'false-invalid' || mode === 'no-validations' ? mode : undefined;
+  }
 
   async function respond(session: HostSession, req: InferenceRequestWire, sse: SseWriter): Promise<void> {
     const { faults } = core;
@@ -146,13 +154,15 @@ export function registerChatRoute(app: FastifyInstance, env: RouteEnv): void {
       const execution = session.executions.get(grant.start.inferenceId);
       if (execution === undefined) {
         const cut = faults.takeHostFault(host.address, ['cut-stream']);
-        await execute(
-          session,
-          store,
-          core.model,
-          grant,
-          cut ? { sse, cutAfterFrames: cut.cutAfterFrames ?? 2 } : { sse },
-        );
+        const output = faults.takeHostFault(host.address, ['bad-output', 'error-body', 'tampered-finish']);
+        const sink: ExecutionSink = {
+          sse,
+          ...(cut ? { cutAfterFrames: cut.cutAfterFrames ?? 2 } : {}),
+          ...(output?.mode === 'bad-output' ? { output: 'bad' } : {}),
+          ...(output?.mode === 'error-body' ? { output: 'error' } : {}),
+          ...(output?.mode === 'tampered-finish' ? { tamperFinish: true } : {}),
+        };
+        await execute(session, store, core.model, grant, sink);
       } else if (execution.phase === 'done') {
         sse.raw(execution.served); // a retry after a lost response: the same bytes again
       }

@@ -21,6 +21,7 @@ import { completionBody, type MockModel, streamFrames } from '../model/mock-mode
 import type { HostSession } from './host-session.js';
 import type { HostStore } from './host-session-store.js';
 import type { SseWriter } from './sse-writer.js';
+import { publishExecution, tamperFrames } from './validator.js';
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
@@ -171,15 +172,23 @@ export interface ExecutionSink {
   readonly sse?: SseWriter;
   /** The `cut-stream` fault: destroy the stream after this many model frames. */
   readonly cutAfterFrames?: number;
+  /** The `bad-output` fault: serve altered text; `error-body`: serve an error body instead. */
+  readonly output?: 'bad' | 'error';
+  /** The `tampered-finish` fault: the Finish hashes other bytes than the ones served. */
+  readonly tamperFinish?: boolean;
 }
 
+/** What an `error-body` executor serves: one OpenAI error object as a data line. */
+const ERROR_FRAME = `data: ${JSON.stringify({ error: { message: 'model backend error', type: 'server_error', code: 500 } })}\n\n`;
+
 /** The model output as SSE frames: chunks (stream) or one `chat.completion` line, never [DONE]. */
-function modelFrames(model: MockModel, chat: ChatRequest) {
+function modelFrames(model: MockModel, chat: ChatRequest, output?: ExecutionSink['output']) {
   const completion = model.complete(chat);
   const frames = chat.stream
     ? streamFrames(completion, chat.stream_options?.include_usage === true).slice(0, -1)
     : [`data: ${JSON.stringify(completionBody(completion))}\n\n`];
-  return { completion, frames };
+  if (output === 'error') return { completion, frames: [ERROR_FRAME] };
+  return { completion, frames: output === 'bad' ? tamperFrames(frames) : frames };
 }
 
 /**
@@ -197,7 +206,7 @@ export async function execute(
 ): Promise<void> {
   const id = grant.start.inferenceId;
   session.executions.set(id, { phase: 'running' });
-  const { completion, frames } = modelFrames(model, grant.chat);
+  const { completion, frames } = modelFrames(model, grant.chat, sink.output);
   const { timeToFirstTokenMs, perTokenMs } = model.latency;
   // A cut always lands before the model output is complete (a non-streamed answer is one frame).
   const cutAt =
@@ -222,12 +231,13 @@ export async function execute(
     }
   }
   const served = frames.join('');
+  publishExecution(model, session.id, id, grant.chat, served); // what validators re-check
   session.mempool.add(
     finishTx(
       session,
       store,
       id,
-      served,
+      sink.tamperFinish ? `${served}tampered` : served,
       BigInt(completion.promptTokens),
       BigInt(completion.completionTokens),
     ),

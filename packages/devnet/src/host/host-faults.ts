@@ -17,6 +17,16 @@
  * - `error`: every devshard route answers `status` (default 500) without touching the session.
  * - `wrong-state-sig`: state signatures (receipt event, GET signatures) are made over a wrong root;
  *   state_hash stays the true root, so the signature no longer recovers to the host.
+ * - `bad-output`: the executor serves altered answer text (and Finishes over those bytes); honest
+ *   validators find it invalid (validator.ts, §5.4 Validation/ValidationVote).
+ * - `false-invalid`: every Validation and ValidationVote this host proposes says invalid.
+ * - `no-validations`: this host proposes no Validation or ValidationVote.
+ * - `error-body`: the executor serves an OpenAI error body instead of an answer and still Finishes
+ *   billing its tokens: the case the error-miss path (MsgErrorMiss, verify-error-miss) refunds.
+ * - `tampered-finish`: the executor serves the true answer but its Finish claims the hash of other
+ *   bytes (the gateway's served-bytes check reports `mismatch`).
+ * `bad-output`, `error-body` and `tampered-finish` count one use per execution; the validator modes
+ * do not count uses.
  */
 export type HostFaultMode =
   | 'down'
@@ -26,7 +36,12 @@ export type HostFaultMode =
   | 'rate-limit'
   | 'unavailable'
   | 'error'
-  | 'wrong-state-sig';
+  | 'wrong-state-sig'
+  | 'bad-output'
+  | 'false-invalid'
+  | 'no-validations'
+  | 'error-body'
+  | 'tampered-finish';
 
 export const HOST_FAULT_MODES: readonly HostFaultMode[] = [
   'down',
@@ -37,6 +52,11 @@ export const HOST_FAULT_MODES: readonly HostFaultMode[] = [
   'unavailable',
   'error',
   'wrong-state-sig',
+  'bad-output',
+  'false-invalid',
+  'no-validations',
+  'error-body',
+  'tampered-finish',
 ];
 
 export interface HostFault {

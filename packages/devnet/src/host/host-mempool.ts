@@ -10,8 +10,20 @@ function inferenceIdOf(tx: EncodedTx): bigint | undefined {
   return t.kind === 'confirmStart' || t.kind === 'finishInference' ? t.msg.inferenceId : undefined;
 }
 
+/** Validation and ValidationVote (validator.ts): their inference, or undefined for other kinds. */
+function validatedIdOf(tx: EncodedTx): bigint | undefined {
+  const t = tx.tx;
+  return t.kind === 'validation' || t.kind === 'validationVote' ? t.msg.inferenceId : undefined;
+}
+
+/** §5.4: a Validation applies to Finished (or later) records, a vote only to Challenged ones. */
+function validationApplies(tx: EncodedTx, status: number): boolean {
+  if (tx.tx.kind === 'validationVote') return status === InferenceStatus.Challenged;
+  return status === InferenceStatus.Finished || status === InferenceStatus.Challenged;
+}
+
 export class HostMempool {
-  /** Dedup key (`confirm:{id}`, `finish:{id}`) → tx, in proposal order. */
+  /** Dedup key (`confirm:{id}`, `finish:{id}`, `validation:…`, `vote:…`) → tx, in proposal order. */
   readonly #entries = new Map<string, EncodedTx>();
 
   /** Adds or replaces (a newer receipt for the same inference replaces the older Confirm). */
@@ -42,6 +54,17 @@ export class HostMempool {
   /** Drops what can no longer apply: a Confirm needs a Pending record, a Finish Pending or Started. */
   prune(state: SessionState): void {
     for (const [key, tx] of this.#entries) {
+      const validated = validatedIdOf(tx);
+      if (validated !== undefined) {
+        // A Validation stays while the record is open to it; applied ones set the slot bit.
+        const rec = state.inferences.get(validated);
+        const t = tx.tx;
+        const slot =
+          t.kind === 'validation' ? t.msg.validatorSlot : t.kind === 'validationVote' ? t.msg.voterSlot : 0;
+        const applied = rec !== undefined && ((rec.validatedBy >> BigInt(slot)) & 1n) === 1n;
+        if (!rec || applied || !validationApplies(tx, rec.status)) this.#entries.delete(key);
+        continue;
+      }
       const id = inferenceIdOf(tx);
       const rec = id === undefined ? undefined : state.inferences.get(id);
       const keep =

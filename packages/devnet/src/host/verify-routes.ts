@@ -2,6 +2,7 @@
 // or a group member (a slot's cold address or its warm key):
 //   POST verify-timeout    {inference_id, reason, payload?, diffs?} → {accept, signature?, voter_slot, mempool?, reject_cause?}
 //   POST challenge-receipt {inference_id, payload?, diffs?}         → {receipt?, confirmed_at?, mempool?}
+//   POST verify-error-miss {inference_id, diffs?, finish_tx, response_payload} → as verify-timeout
 // Only the creator binds an unbound session here; a group member reaching an unbound session gets
 // 404 (verify-timeout) or an empty answer (challenge-receipt: this host never saw the inference).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -24,6 +25,7 @@ import {
   sendError,
   sendJson,
 } from './route-context.js';
+import { decodeVerifyErrorMissBody, verifyErrorMiss } from './verify-error-miss.js';
 import { verifyTimeout } from './verify-timeout.js';
 
 type Req = FastifyRequest<{ Params: SessionParams }>;
@@ -133,6 +135,21 @@ export function registerVerifyRoutes(app: FastifyInstance, env: RouteEnv): void 
             )
           : { reachable: false },
     });
+    if ('error' in answer) return sendError(reply, 500, answer.error.message);
+    return sendJson(reply, encodeVerifyTimeoutAnswer(answer));
+  });
+
+  app.post<{ Params: SessionParams }>(`${prefix}/verify-error-miss`, async (request, reply) => {
+    const c = caller(env, request, reply, true);
+    if (!c) return reply;
+    let body: ReturnType<typeof decodeVerifyErrorMissBody>;
+    try {
+      body = decodeVerifyErrorMissBody(c.text);
+    } catch (error) {
+      return sendError(reply, 400, `decode request: ${(error as Error).message}`);
+    }
+    if (!c.session) return sendError(reply, 404, 'session not found');
+    const answer = verifyErrorMiss(c.session, body, { store, maxNonce: maxNonce() });
     if ('error' in answer) return sendError(reply, 500, answer.error.message);
     return sendJson(reply, encodeVerifyTimeoutAnswer(answer));
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SessionPhase, settlementStateRoot } from '../hash/state-root.js';
 import { SessionErrorCode } from '../session/errors.js';
-import { ESCROW_ID, request, setup } from '../session/testing/session-setup.js';
+import { ESCROW_ID, keyN, request, setup } from '../session/testing/session-setup.js';
 import { wrapStore } from '../session/testing/wrap-store.js';
 import { hasSettlementQuorum } from '../settlement/signatures.js';
 import { recoverStateSigner } from '../signing/state-signature.js';
@@ -12,6 +12,23 @@ async function storedDiffs(t: ReturnType<typeof setup>) {
 }
 
 describe('finalize (§8)', () => {
+  it('brings every host to the final nonce, also hosts the slot quorum did not need', async () => {
+    // Host 1 holds 12 of 16 slots, a quorum alone; hosts 2 and 3 hold slots 1, 6 and 2, 7. Their last
+    // rounds (§8.1: round r goes to host r mod N) come before F + N, and collection stops at the
+    // quorum, so they used to stay Finalizing a few nonces behind.
+    const [a, b, c] = [keyN(1).address, keyN(2).address, keyN(3).address];
+    const slots = Array.from({ length: 16 }, (_, s) => (s === 1 || s === 6 ? b : s === 2 || s === 7 ? c : a));
+    const t = setup({ hosts: 3, row: { slots } });
+    await t.init();
+    const s = await t.open();
+    for (let i = 0; i < 3; i++) await s.infer(request());
+    await s.finalize();
+    expect(s.phase).toBe(SessionPhase.Settlement);
+    expect([b, c].map((h) => s.hostSyncNonce(h))).toEqual([s.latestNonce, s.latestNonce]);
+    expect(t.net.allAt(s.state)).toBe(true);
+    expect(t.net.settled()).toBe(true);
+  });
+
   it('runs N + 1 rounds, collects a slot quorum and stores a self-consistent document', async () => {
     const t = setup();
     await t.init();

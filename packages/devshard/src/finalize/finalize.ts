@@ -9,15 +9,20 @@ import { SessionPhase } from '../hash/state-root.js';
 import { txOf } from '../proto/tx-builders.js';
 import type { SessionContext } from '../session/context.js';
 import { SessionError, SessionErrorCode } from '../session/errors.js';
+import { type FinalizeGateOptions, passFinalizeGate } from '../session/finalize-gate.js';
 import { flushDiff } from '../session/flush.js';
 import { assertUsableAsync, fencedWrite } from '../session/ownership.js';
 import { settlementDocument, settlementDocumentJson } from '../settlement/document.js';
 import { buildSettlementPayload } from '../settlement/payload.js';
 import { slotSignatures } from '../settlement/signatures.js';
 import { type FinalizeResult, parseFinalizeDocument } from './document.js';
-import { collectSettlementSignatures, type SignatureCollectionOptions } from './signatures.js';
+import {
+  collectSettlementSignatures,
+  deliverFinalToAll,
+  type SignatureCollectionOptions,
+} from './signatures.js';
 
-export type FinalizeOptions = SignatureCollectionOptions;
+export type FinalizeOptions = SignatureCollectionOptions & FinalizeGateOptions;
 
 async function runFinalize(ctx: SessionContext, options: FinalizeOptions): Promise<FinalizeResult> {
   if (ctx.finalizeDocument !== undefined) return parseFinalizeDocument(ctx.finalizeDocument);
@@ -25,6 +30,7 @@ async function runFinalize(ctx: SessionContext, options: FinalizeOptions): Promi
   if (ctx.inFlight > 0) {
     throw new SessionError(SessionErrorCode.InferenceInFlight, `${ctx.inFlight} inference(s) in flight`);
   }
+  await passFinalizeGate(ctx, options); // completion_pending while an inference is open
   ctx.finalizing = true; // no new inference from here on (checked under the compose lock)
   if (ctx.state.phase === SessionPhase.Active) {
     await flushDiff(ctx, [txOf.finalizeRound()], { force: true });
@@ -41,6 +47,8 @@ async function runFinalize(ctx: SessionContext, options: FinalizeOptions): Promi
     ctx.store.saveFinalizeDocument(ctx.escrowId, json, token),
   );
   ctx.finalizeDocument = json;
+  // The document is durable; now every replica gets the final diffs, not only the quorum's.
+  await deliverFinalToAll(ctx);
   return { document: settlementDocument(payload, signatures), json, payload, signatures };
 }
 

@@ -3,7 +3,7 @@
 // a state_sig there. Rounds repeat with exponential backoff capped at 30 s until ⌊2S/3⌋+1 SLOTS have
 // a verified signature; a multi-slot host's one signature counts for each of its slots.
 
-import type { SessionContext } from '../session/context.js';
+import { hostSyncOf, type SessionContext } from '../session/context.js';
 import { catchUp } from '../session/delivery.js';
 import { SessionError, SessionErrorCode } from '../session/errors.js';
 import { storeStateSignature } from '../session/response.js';
@@ -79,4 +79,17 @@ export async function collectSettlementSignatures(
     }
     await ctx.clock.sleep(Math.min(base * 2 ** round, cap), options.signal);
   }
+}
+
+/**
+ * Brings every host still below the final nonce there (best effort, in parallel). §8.1 sends each host
+ * only the rounds of its own slots and collection stops at the slot quorum, so without this a host
+ * whose last round came before F + N, and whose signature the quorum did not need (e.g. next to a host
+ * holding 11 of 16 slots), stays Finalizing a few nonces behind. A failed send is reported by catchUp
+ * (`host_error`) and changes nothing: the document does not depend on it.
+ */
+export async function deliverFinalToAll(ctx: SessionContext): Promise<void> {
+  const final = ctx.state.latestNonce;
+  const behind = [...ctx.state.group.slotsOf.keys()].filter((a) => hostSyncOf(ctx, a) < final);
+  await Promise.all(behind.map((a) => catchUp(ctx, a, final)));
 }

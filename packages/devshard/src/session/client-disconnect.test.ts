@@ -70,7 +70,14 @@ describe('a client that goes away (architecture §5)', () => {
     const s = await t.open({ store: aborting });
     const c = client(gone.signal);
     const r = await s.infer(request(), c.handlers);
-    expect(r).toMatchObject({ nonce: 1n, confirmed: true, finished: true, clientGone: true });
+    // The frames were still read and hashed (served-bytes.ts): the verdict is the host's, not the client's.
+    expect(r).toMatchObject({
+      nonce: 1n,
+      confirmed: true,
+      finished: true,
+      clientGone: true,
+      served: 'match',
+    });
     expect(t.net.calls.filter((x) => x.payload && x.nonce === 1n)).toHaveLength(1);
     expect(c.seen).toEqual([]);
   });
@@ -89,7 +96,13 @@ describe('a client that goes away (architecture §5)', () => {
       },
     });
     expect(c.seen).toEqual(['receipt']);
-    expect(r).toMatchObject({ status: 'completed', confirmed: true, finished: true, clientGone: true });
+    expect(r).toMatchObject({
+      status: 'completed',
+      confirmed: true,
+      finished: true,
+      clientGone: true,
+      served: 'match',
+    });
     expect((await t.store.load(ESCROW_ID))!.pendingTxs.map((p) => p.key).sort()).toEqual([
       'confirm:1',
       'finish:1',
@@ -105,6 +118,9 @@ describe('a client that goes away (architecture §5)', () => {
     const r = await s.infer(request(), { onReceipt: () => gone.abort(), signal: gone.signal });
     expect(r).toMatchObject({ nonce: 1n, confirmed: true, finished: true, clientGone: true });
     expect(r.error).toMatchObject({ code: 'aborted' }); // the tail was cut, not the client's doing
+    // A stream we cut ourselves proves nothing about the host: no served-bytes verdict, no count.
+    expect(r.served).toBeUndefined();
+    expect(s.servedCounts().size).toBe(0);
     expect(s.fault).toBeUndefined();
   });
 });

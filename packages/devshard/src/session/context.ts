@@ -77,6 +77,22 @@ export type SessionEvent =
       readonly outcome: TimeoutOutcomeKind;
       readonly acceptWeight: number;
     }
+  | {
+      /** Served-bytes check (served-bytes.ts): the Finish's response_hash vs the bytes received. */
+      readonly type: 'served_bytes';
+      readonly host: string;
+      readonly inferenceId: bigint;
+      readonly verdict: 'match' | 'mismatch' | 'truncated';
+      readonly claimed: Uint8Array;
+      readonly received: Uint8Array;
+      readonly bytes: number;
+    }
+  | {
+      /** A dominant host refused or timed out: its nonces are burned from now on (dominant-hosts.ts). */
+      readonly type: 'dominant_host_blocked';
+      readonly host: string;
+      readonly inferenceId: bigint;
+    }
   | { readonly type: 'store_error'; readonly operation: string; readonly error: Error }
   /** The session stopped composing for good (emitted once): divergence, rejected diff, ownership lost… */
   | { readonly type: 'faulted'; readonly error: SessionError }

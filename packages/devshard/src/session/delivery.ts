@@ -4,6 +4,7 @@
 // shows the host further. Catch-up to one host is serialized; sends to different hosts run in parallel.
 // Diffs older than the in-memory window (diff-log.ts) are read back from the store, one chunk at a time.
 import { diffToWire, type InferenceRequestWire, type PayloadWire } from '../json/wire.js';
+import { type InferenceRecord, InferenceStatus } from '../state/types.js';
 import { HostErrorCode, HostTransportError, isHostTransportError } from '../transport/errors.js';
 import type { ChatPurpose, ChatStream, HostTarget } from '../transport/types.js';
 import { hostSyncOf, type SessionContext } from './context.js';
@@ -153,6 +154,26 @@ export async function readMempool(ctx: SessionContext, address: string): Promise
     ctx.emit({ type: 'host_error', host: address, operation: 'mempool', error: error as Error });
     return 0;
   }
+}
+
+/**
+ * Takeover (architecture §2.5) and the finalize gate (finalize-gate.ts): reads the mempool of the
+ * executor of every record in `open` (default: every inference still Pending or Started), once per
+ * executor, and queues the Confirm/Finish found, so what a previous owner had received but not yet
+ * put in a diff is billed at its real cost. Returns how many txs it queued.
+ */
+export async function recoverFromMempools(
+  ctx: SessionContext,
+  open: Iterable<InferenceRecord> = ctx.state.inferences.values(),
+): Promise<number> {
+  const executors = new Set<string>();
+  for (const r of open) {
+    if (r.status === InferenceStatus.Pending || r.status === InferenceStatus.Started) {
+      executors.add(ctx.state.group.slots[r.executorSlot]!);
+    }
+  }
+  const counts = await Promise.all([...executors].map((address) => readMempool(ctx, address)));
+  return counts.reduce((a, b) => a + b, 0);
 }
 
 /**

@@ -22,6 +22,11 @@ export const SessionErrorCode = {
   ClientAborted: 'client_aborted',
   /** Every reachable host refused a fresh diff (apply failed): config drift or a composer bug. */
   DiffRejected: 'diff_rejected',
+  /**
+   * A root mismatch at or after the first height-stamped diff, before any host confirmed such a root:
+   * the unpinned v5 record height fields (§12 #1) most likely differ from the hosts'. Stop.
+   */
+  StampLayoutMismatch: 'stamp_layout_mismatch',
   /** balance < reserved + fee_per_nonce (§7.1 step 2). */
   InsufficientBalance: 'insufficient_balance',
   /** Too close to max_nonce for new work (§7.5). */
@@ -29,6 +34,11 @@ export const SessionErrorCode = {
   MaxTokensBelowFloor: 'max_tokens_below_floor',
   /** Phase is not Active (finalizing or settled). */
   NotActive: 'not_active',
+  /**
+   * Finalize would bill inferences that have neither a Finish nor a timeout (finalize-gate.ts); the
+   * error lists their nonces. Retry later.
+   */
+  CompletionPending: 'completion_pending',
   /** Finalize needs no inference in flight (§8.1). */
   InferenceInFlight: 'inference_in_flight',
   /** The composer refused the diff (a failing StartInference, §5.3). */

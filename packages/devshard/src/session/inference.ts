@@ -15,10 +15,12 @@ import type { ChatStream } from '../transport/types.js';
 import { resolveUnresolved } from './append.js';
 import type { SessionContext } from './context.js';
 import { checkRejectedDiff, openChat, readMempool } from './delivery.js';
+import { burnBlockedNonces } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { assertUsableAsync } from './ownership.js';
 import { pendingWritten } from './pending-writes.js';
 import { intakeHostTxs, processReceipt } from './response.js';
+import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
 import { type Committed, composeAndPersist } from './write-ahead.js';
 
 export interface InferenceInput {
@@ -59,6 +61,8 @@ export interface InferenceResult {
   readonly confirmed: boolean;
   /** MsgFinishInference for this inference is queued or applied. */
   readonly finished: boolean;
+  /** The Finish's response_hash vs the bytes received (served-bytes.ts); absent without a Finish. */
+  readonly served?: ServedVerdict;
   readonly error?: Error;
   /** The client went away (handlers.signal) before the stream ended. */
   readonly clientGone?: boolean;
@@ -82,6 +86,8 @@ export async function composeInference(
   if (signal?.aborted) throw new SessionError(SessionErrorCode.ClientAborted, 'before a nonce was taken');
   // A write-ahead of unknown outcome keeps its nonce: settle it before numbering this inference.
   if (ctx.unresolved) await resolveUnresolved(ctx);
+  // Nonces of a blocked dominant host are burned fee-only, never started (dominant-hosts.ts).
+  if (ctx.state.phase === SessionPhase.Active && !ctx.finalizing) await burnBlockedNonces(ctx, workLimit);
   const state = ctx.state;
   if (state.phase !== SessionPhase.Active || ctx.finalizing) {
     throw new SessionError(SessionErrorCode.NotActive, `phase ${state.phase}`);
@@ -145,6 +151,8 @@ function progress(ctx: SessionContext, nonce: bigint) {
  */
 class ClientWatch {
   gone: boolean;
+  /** The tail ran out and we cancelled the stream ourselves (no fault of the host). */
+  cut = false;
   #stream: ChatStream | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #onAbort = () => this.#leave();
@@ -170,7 +178,10 @@ class ClientWatch {
   #startTail(): void {
     if (this.#timer !== undefined) return;
     const stream = this.#stream;
-    this.#timer = setTimeout(() => stream?.cancel(), this.tailMs);
+    this.#timer = setTimeout(() => {
+      this.cut = true;
+      stream?.cancel();
+    }, this.tailMs);
     this.#timer.unref?.();
   }
 
@@ -197,6 +208,8 @@ export async function runInference(
   let verifySignature: (() => void) | undefined;
   // The client's signal never reaches the transport: the send and its tail are money work (§5).
   const client = new ClientWatch(handlers.signal, ctx.settings.disconnectTailMs);
+  // What arrived between receipt and meta, hashed as response_hash covers it (served-bytes.ts).
+  const received = new ServedBytes();
   try {
     const stream = await openChat(ctx, address, nonce, {
       payload: committed.payload,
@@ -213,12 +226,18 @@ export async function runInference(
         verifySignature = outcome.verifySignature;
         if (!client.gone) call(ctx, () => handlers.onReceipt?.({ nonce, confirmed }));
       } else if (event.type === 'chunk') {
+        // Counted even when the client is gone: the host served them to us all the same.
+        received.chunk(event.line);
         if (!client.gone) call(ctx, () => handlers.onChunk?.(event.line));
       } else if (event.type === 'meta') {
         intakeHostTxs(ctx, address, event.meta.mempool);
-        if (client.gone) break; // the Finish is in; nobody reads the rest
-      } else if (!client.gone) {
-        call(ctx, () => handlers.onDone?.(event.line));
+        if (client.gone) {
+          received.done(); // the meta ends the model frames: all of them were hashed
+          break; // the Finish is in; nobody reads the rest
+        }
+      } else {
+        received.done();
+        if (!client.gone) call(ctx, () => handlers.onDone?.(event.line));
       }
     }
   } catch (e) {
@@ -237,6 +256,10 @@ export async function runInference(
     await readMempool(ctx, address);
     state = progress(ctx, nonce);
   }
+  // A stream we cut after the client left proves nothing about the host: no verdict then.
+  const served = client.cut
+    ? undefined
+    : checkServedBytes(ctx, address, nonce, received, error !== undefined);
   // The receipt's Confirm and the meta's Finish are persisted before the caller hears "done".
   await pendingWritten(ctx);
   // A root mismatch seen on this stream is settled (divergence or ownership lost) before we answer.
@@ -245,6 +268,7 @@ export async function runInference(
     ...base,
     status: error === undefined ? 'completed' : 'failed',
     ...state,
+    ...(served ? { served } : {}),
     ...(error ? { error } : {}),
     ...(client.gone ? { clientGone: true } : {}),
   };

@@ -14,6 +14,7 @@ import { checkHostTx } from './host-tx-check.js';
 import { faultAfterCheck } from './ownership.js';
 import { type PendingEntry, storedPendingKey } from './pending-queue.js';
 import { persistAdded } from './pending-writes.js';
+import { rootMismatchFault } from './stamp-check.js';
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
@@ -31,9 +32,13 @@ function diverge(
   expected?: Uint8Array,
   got?: Uint8Array,
 ): void {
+  // A root that differs may be the unpinned §12 #1 layout (stamp-check.ts); an unknown nonce is not.
+  // Either way the store first says whether we are still the owner (ownership.ts).
   faultAfterCheck(
     ctx,
-    new SessionError(SessionErrorCode.Diverged, `host ${host} at nonce ${nonce}: ${detail}`),
+    expected
+      ? rootMismatchFault(ctx, host, nonce, detail)
+      : new SessionError(SessionErrorCode.Diverged, `host ${host} at nonce ${nonce}: ${detail}`),
     () =>
       ctx.emit({
         type: 'divergence',

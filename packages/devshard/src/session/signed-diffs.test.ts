@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as publicApi from '../index.js';
 import type { SignedDiff } from '../signing/diff.js';
+import { SessionErrorCode } from './errors.js';
 import { ESCROW_ID, request, setup } from './testing/session-setup.js';
 import { wrapStore } from './testing/wrap-store.js';
 
@@ -45,6 +46,11 @@ describe('diffs are signed only on the write-ahead path (architecture §2.3)', (
     t.clock.advance(65);
     const outcomes = await s.checkTimeouts(); // verify-timeout requests carry diffs too
     expect(outcomes.find((o) => o.inferenceId === refused.nonce)).toMatchObject({ outcome: 'applied' });
+    // The lagging host's inferences were confirmed when the voters challenged it, never finished:
+    // the finalize gate (finalize-gate.ts) holds finalize until their execution deadline has passed,
+    // then its timeout round settles them (more verify-timeout requests carrying diffs).
+    await expect(s.finalize()).rejects.toMatchObject({ code: SessionErrorCode.CompletionPending });
+    t.clock.advance(Number(s.state.config.executionTimeout) + 10);
     await s.finalize();
 
     const rows = new Map((await t.store.load(ESCROW_ID))!.diffs.map((d) => [d.nonce, view(d.diff)]));

@@ -14,6 +14,7 @@ import { type InferenceRecord, InferenceStatus } from '../state/types.js';
 import { verifyStyledSlotSignature } from '../state/vote-style.js';
 import { hostSyncOf, type SessionContext, type TimeoutOutcomeKind } from './context.js';
 import { catchUp, diffsFor } from './delivery.js';
+import { noteNonService } from './dominant-hosts.js';
 import { flushDiff } from './flush.js';
 import type { PendingEntry } from './pending-queue.js';
 import { persistAdded } from './pending-writes.js';
@@ -233,6 +234,7 @@ export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome
         : !ctx.pending.has(`timeout:${c.record.id}`);
       const outcome: TimeoutOutcomeKind = kind === 'queued' && timedOut ? 'applied' : kind;
       if (outcome === 'applied') ctx.timeoutRetryAt.delete(c.record.id);
+      noteNonService(ctx, ctx.state.group.slots[c.record.executorSlot]!, c.record.id); // a deadline missed
       ctx.emit({
         type: 'timeout',
         inferenceId: c.record.id,

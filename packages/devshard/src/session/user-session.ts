@@ -14,7 +14,7 @@ import type { SessionPhase } from '../hash/state-root.js';
 import { defaultRecover, memoizeRecover, type RecoverFn } from '../signing/primitive.js';
 import type { WarmKeyLookup } from '../state/context.js';
 import { canonicalEscrowId } from '../state/init.js';
-import { InferenceStatus, type SessionState } from '../state/types.js';
+import type { SessionState } from '../state/types.js';
 import type { HostTarget, HostTransport } from '../transport/types.js';
 import { type Clock, systemClock } from './clock.js';
 import {
@@ -24,7 +24,8 @@ import {
   type SessionSettings,
   tracked,
 } from './context.js';
-import { catchUp, readMempool } from './delivery.js';
+import { catchUp, recoverFromMempools } from './delivery.js';
+import { type HostRisk, hostRisk, noteNonService } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { type FlushResult, flushDiff } from './flush.js';
 import {
@@ -37,6 +38,7 @@ import {
 import { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
 import { pendingWritten, persistRemoved } from './pending-writes.js';
 import { replayStored } from './replay.js';
+import { type ServedCounts, servedCounts } from './served-bytes.js';
 import { DEFAULT_SNAPSHOT_EVERY } from './snapshots.js';
 import {
   isSessionStoreError,
@@ -269,6 +271,16 @@ export class UserSession {
     );
   }
 
+  /** Dominant hosts of the group and the ones blocked after a refusal (dominant-hosts.ts); for routing. */
+  hostRisk(): HostRisk {
+    return hostRisk(this.#ctx);
+  }
+
+  /** Served-bytes verdicts (match / mismatch / truncated) by executor address (served-bytes.ts). */
+  servedCounts(): ReadonlyMap<string, Readonly<ServedCounts>> {
+    return servedCounts(this.#ctx);
+  }
+
   /** Highest nonce `address` is known to hold (§7.1 host_sync_nonce). */
   hostSyncNonce(address: string): bigint {
     return hostSyncOf(this.#ctx, address);
@@ -289,7 +301,9 @@ export class UserSession {
         const committed = await ctx.composeLock.run(() =>
           composeInference(ctx, input, this.workLimit, handlers.signal),
         );
-        return await runInference(ctx, committed, handlers);
+        const result = await runInference(ctx, committed, handlers);
+        if (!result.confirmed) noteNonService(ctx, result.executor, result.nonce); // dominant-hosts.ts
+        return result;
       } finally {
         ctx.inFlight--;
       }
@@ -314,17 +328,7 @@ export class UserSession {
    * queued.
    */
   recoverFromMempools(): Promise<number> {
-    const ctx = this.#ctx;
-    return tracked(ctx, async () => {
-      const executors = new Set<string>();
-      for (const r of ctx.state.inferences.values()) {
-        if (r.status === InferenceStatus.Pending || r.status === InferenceStatus.Started) {
-          executors.add(ctx.state.group.slots[r.executorSlot]!);
-        }
-      }
-      const counts = await Promise.all([...executors].map((address) => readMempool(ctx, address)));
-      return counts.reduce((a, b) => a + b, 0);
-    });
+    return tracked(this.#ctx, () => recoverFromMempools(this.#ctx));
   }
 
   /** Sends `address` every diff it lacks, in chunks (§7.3); true when it holds `upTo` (default: latest). */

@@ -57,6 +57,10 @@ export interface HostBehaviour {
   hold?: (event: ChatEvent['type'], nonce: bigint) => Promise<void> | undefined;
   /** As executor: the stream stays open after the chunks, never sending meta or [DONE] (until cancelled). */
   hangBeforeMeta?: boolean;
+  /** As executor: its Finish claims a response_hash of other bytes than it served. */
+  tamperFinish?: boolean;
+  /** As executor: stamps receipts (and so the Confirm) with this observed height (v5, §9). */
+  stampHeight?: bigint;
 }
 
 export interface ChatCall {
@@ -142,6 +146,14 @@ function streamOf(
       }
     },
   };
+}
+
+/** The model frames an executor serves for `nonce` (each sent as `line\n\n`). */
+function servedLines(nonce: bigint): readonly string[] {
+  return [
+    `data: {"choices":[{"delta":{"content":"n${nonce}"}}]}`,
+    'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}',
+  ];
 }
 
 export class InProcessNetwork implements HostTransport {
@@ -260,13 +272,19 @@ export class InProcessNetwork implements HostTransport {
     host: InProcessHost,
     nonce: bigint,
     payload: PayloadWire,
-  ): { receipt: Uint8Array; confirmedAt: bigint } | undefined {
+  ):
+    | { receipt: Uint8Array; confirmedAt: bigint; observedHeight?: bigint; observedBlockHash?: Uint8Array }
+    | undefined {
     const rec = host.state.inferences.get(nonce);
     const slot = Number(nonce % BigInt(host.state.group.slots.length));
     if (!rec || rec.status !== InferenceStatus.Pending || !host.slots.includes(slot)) return undefined;
     if (host.behaviour.refuse || !payloadMatches(rec, payload)) return undefined;
     const confirmedAt = this.#clock.nowSeconds();
+    const height = host.behaviour.stampHeight;
+    const stamp =
+      height === undefined ? {} : { observedHeight: height, observedBlockHash: new Uint8Array(32).fill(7) };
     const receipt = signExecutorReceipt(host.key, {
+      ...stamp,
       inferenceId: nonce,
       promptHash: rec.promptHash,
       model: rec.model,
@@ -277,9 +295,11 @@ export class InProcessNetwork implements HostTransport {
       confirmedAt,
     });
     this.#gossip(
-      txOf.confirmStart(newMsg.confirmStart({ inferenceId: nonce, executorSig: receipt, confirmedAt })),
+      txOf.confirmStart(
+        newMsg.confirmStart({ inferenceId: nonce, executorSig: receipt, confirmedAt, ...stamp }),
+      ),
     );
-    return { receipt, confirmedAt };
+    return { receipt, confirmedAt, ...stamp };
   }
 
   async chat(
@@ -306,20 +326,26 @@ export class InProcessNetwork implements HostTransport {
       type: 'receipt',
       receipt: this.#receipt(
         host,
-        executed ? { receipt: executed.receipt, confirmedAt: executed.confirmedAt } : {},
+        executed
+          ? {
+              receipt: executed.receipt,
+              confirmedAt: executed.confirmedAt,
+              ...(executed.observedHeight === undefined
+                ? {}
+                : {
+                    observedHeight: executed.observedHeight,
+                    observedBlockHash: executed.observedBlockHash!,
+                  }),
+            }
+          : {},
       ),
     });
     if (payload && executed) {
-      events.push({
-        type: 'chunk',
-        line: enc.encode(`data: {"choices":[{"delta":{"content":"n${request.nonce}"}}]}`),
-      });
+      const lines = servedLines(request.nonce);
+      events.push({ type: 'chunk', line: enc.encode(lines[0]!) });
       if (!host.behaviour.stall && !host.behaviour.hangBeforeMeta) {
         this.#gossip(this.#finish(host, request.nonce, payload));
-        events.push({
-          type: 'chunk',
-          line: enc.encode('data: {"choices":[{"delta":{},"finish_reason":"stop"}]}'),
-        });
+        events.push({ type: 'chunk', line: enc.encode(lines[1]!) });
         const mempool = [...(host.behaviour.extraMempool?.() ?? []), ...host.mempool];
         events.push({ type: 'meta', meta: { mempool: mempool.map((t) => t.bytes) } });
         events.push({ type: 'done', line: enc.encode('data: [DONE]') });
@@ -337,9 +363,15 @@ export class InProcessNetwork implements HostTransport {
     });
   }
 
-  /** The executor's signed Finish: 20 output tokens. */
+  /**
+   * The executor's signed Finish: 20 output tokens, response_hash over the frames it serves
+   * (session/served-bytes.ts); `tamperFinish` claims other bytes.
+   */
   #finish(host: InProcessHost, nonce: bigint, payload: PayloadWire): EncodedTx {
-    const output = enc.encode(`output of ${nonce}`);
+    const served = servedLines(nonce)
+      .map((l) => `${l}\n\n`)
+      .join('');
+    const output = enc.encode(host.behaviour.tamperFinish ? `${served}!` : served);
     return txOf.finishInference(
       signFinish(
         host.key,

@@ -1,0 +1,93 @@
+// Dominant hosts: a host whose slots reach N − vote_threshold cannot be outvoted. A timeout needs accept
+// weight > vote_threshold from the *other* addresses (devshard-protocol.md §5.4 TimeoutInference),
+// and they hold only N − slots ≤ vote_threshold; so such a host can refuse or stall every inference it
+// executes and still be paid each reservation at the settlement drain (§5.6). With 16 slots and the
+// default factor 50 (threshold 8) that is any host with 8 slots or more.
+//
+// Defence: after one refusal (no executor receipt) or one timeout by a dominant host, the session
+// stops giving it StartInference: each nonce whose executor it is (slot nonce mod N, §1) is burned
+// with a diff that carries only the queued txs — it costs fee_per_nonce, never a reservation. The
+// owner's router reads `hostRisk()` and prefers escrows without a dominant host.
+import type { SessionState } from '../state/types.js';
+import { type SessionContext, targetAddress } from './context.js';
+import { SessionError, SessionErrorCode } from './errors.js';
+import { composeAndPersist } from './write-ahead.js';
+
+/** Slot count at which an address can block every timeout vote on its inferences. */
+export function dominantSlotCount(state: SessionState): number {
+  return state.group.slots.length - state.config.voteThreshold;
+}
+
+export function isDominant(state: SessionState, address: string): boolean {
+  return (state.group.slotCount.get(address) ?? 0) >= dominantSlotCount(state);
+}
+
+/** Addresses of the group that cannot be outvoted, in slot order of first appearance. */
+export function dominantHosts(state: SessionState): string[] {
+  return [...state.group.slotsOf.keys()].filter((a) => isDominant(state, a));
+}
+
+export interface HostRisk {
+  /** Hosts that cannot be outvoted on a timeout (slots ≥ N − vote_threshold). */
+  readonly dominant: readonly string[];
+  /** Dominant hosts that refused or timed out once: their nonces are burned, never started. */
+  readonly blocked: readonly string[];
+  /** Nonces burned so far (fee only) to keep work away from blocked hosts. */
+  readonly burnedNonces: number;
+}
+
+interface Blocking {
+  readonly blocked: Set<string>;
+  burned: number;
+}
+
+const blocking = new WeakMap<SessionContext, Blocking>();
+
+function blockingOf(ctx: SessionContext): Blocking {
+  let b = blocking.get(ctx);
+  if (!b) {
+    b = { blocked: new Set(), burned: 0 };
+    blocking.set(ctx, b);
+  }
+  return b;
+}
+
+export function hostRisk(ctx: SessionContext): HostRisk {
+  const b = blockingOf(ctx);
+  return { dominant: dominantHosts(ctx.state), blocked: [...b.blocked], burnedNonces: b.burned };
+}
+
+/**
+ * A refusal (no executor receipt: refused, unreachable) or a timeout by `address`. Blocks it when it is
+ * dominant; returns whether it is blocked now.
+ */
+export function noteNonService(ctx: SessionContext, address: string, inferenceId: bigint): boolean {
+  if (!isDominant(ctx.state, address)) return false;
+  const b = blockingOf(ctx);
+  if (!b.blocked.has(address)) {
+    b.blocked.add(address);
+    ctx.emit({ type: 'dominant_host_blocked', host: address, inferenceId });
+  }
+  return true;
+}
+
+/**
+ * Burns every next nonce whose executor is a blocked host (a diff without StartInference), so the
+ * inference being composed lands on another host. Caller holds ctx.composeLock. The burned diffs are
+ * persisted and reach the hosts by catch-up with the next send.
+ */
+export async function burnBlockedNonces(ctx: SessionContext, workLimit: bigint): Promise<void> {
+  const b = blocking.get(ctx);
+  if (!b || b.blocked.size === 0) return;
+  // Every address blocked: nothing can be served; stop rather than burn the escrow in fees.
+  if (b.blocked.size >= ctx.state.group.slotsOf.size) {
+    throw new SessionError(SessionErrorCode.NotActive, 'every host of the group is blocked');
+  }
+  while (b.blocked.has(targetAddress(ctx, ctx.state.latestNonce + 1n))) {
+    const nonce = ctx.state.latestNonce + 1n;
+    if (nonce > workLimit)
+      throw new SessionError(SessionErrorCode.NonceLimit, `nonce ${nonce} > ${workLimit}`);
+    await composeAndPersist(ctx, []);
+    b.burned++;
+  }
+}
