@@ -48,6 +48,10 @@ const SESSION: Record<SessionErrorCode, Mapped> = {
   [SessionErrorCode.CorruptStore]: m('internal_error', 'the escrow session cannot be loaded', true),
   [SessionErrorCode.NoQuorum]: m('upstream_error', 'not enough hosts signed', false),
   [SessionErrorCode.Closed]: m('no_escrow_available', 'the escrow session is closed', true),
+  // §12 #1: the hosts' root layout differs from ours; the session has faulted (issue 9 item 5).
+  [SessionErrorCode.StampLayoutMismatch]: m('upstream_error', 'the escrow session stopped; try again', true),
+  // Finalize only (issue 9 item 1); a chat request never meets it.
+  [SessionErrorCode.CompletionPending]: m('conflict', 'inferences are still completing', false),
 };
 
 const HOST: Record<HostErrorCode, ErrorCode> = {
