@@ -31,20 +31,24 @@ import { healthRoutes } from './routes/health.js';
 import { modelsRoute } from './routes/models.js';
 import { statusRoute } from './routes/status.js';
 
-/** Knobs tests and benchmarks turn; production uses the defaults. */
+/**
+ * Knobs tests and benchmarks turn in-process; production uses the defaults. The four that an operator
+ * may set (lease TTL, private hosts, idle flush, admission TTL) come from config.proxy (GATEWAY_*
+ * variables, validated at start); a value here overrides the config for a test.
+ */
 export interface ProxyTuning {
-  /** Escrow lease TTL (default 10 s). */
+  /** Escrow lease TTL (default: config.proxy.leaseTtlMs). */
   readonly leaseTtlMs?: number;
-  /** Allow loopback/private host addresses (the devnet). Default false (issue 11 §9). */
+  /** Allow loopback/private host addresses (default: config.proxy.allowPrivateHosts; issue 11 §9). */
   readonly allowPrivateHosts?: boolean;
   /** Chat body limit in bytes (default 4 MiB). */
   readonly bodyLimit?: number;
   /** Attempts when a host fails before the first byte (default 2). */
   readonly maxAttempts?: number;
-  /** Pending host txs flushed after this long without a request (default 10 s). */
+  /** Pending host txs flushed after this long without a request (default: config.proxy.flushIdleMs). */
   readonly flushIdleMs?: number;
   readonly maintenanceEveryMs?: number;
-  /** How long an admission entry outlives a replica that stopped refreshing it (default 15 s). */
+  /** How long an admission entry outlives a replica that stopped refreshing it (default: config.proxy.admissionTtlMs). */
   readonly admissionTtlMs?: number;
   /** PoC phase re-read period with DEVSHARD_POC_REQUEST_MODE=off (default 2 s). */
   readonly pocCheckEveryMs?: number;
@@ -90,9 +94,9 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     sql: infra.database.sql as unknown as postgres.Sql,
     redis: infra.redis,
     env: deps.env ?? process.env,
-    ...(tuning.leaseTtlMs !== undefined ? { leaseTtlMs: tuning.leaseTtlMs } : {}),
-    ...(tuning.allowPrivateHosts !== undefined ? { allowPrivateHosts: tuning.allowPrivateHosts } : {}),
-    ...(tuning.flushIdleMs !== undefined ? { flushIdleMs: tuning.flushIdleMs } : {}),
+    leaseTtlMs: tuning.leaseTtlMs ?? config.proxy.leaseTtlMs,
+    allowPrivateHosts: tuning.allowPrivateHosts ?? config.proxy.allowPrivateHosts,
+    flushIdleMs: tuning.flushIdleMs ?? config.proxy.flushIdleMs,
     ...(tuning.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: tuning.maintenanceEveryMs } : {}),
     ...(log ? { log } : {}),
   });
@@ -108,7 +112,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     keys,
     maxConcurrent: config.limits.maxConcurrentRequests,
     maxInputTokens: config.limits.maxInputTokensInFlight,
-    ...(tuning.admissionTtlMs !== undefined ? { entryTtlMs: tuning.admissionTtlMs } : {}),
+    entryTtlMs: tuning.admissionTtlMs ?? config.proxy.admissionTtlMs,
   });
 
   // Only `off` needs to know the phase (spec §2.10); `relaxed` serves through PoC.

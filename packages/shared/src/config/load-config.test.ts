@@ -43,6 +43,16 @@ describe('loadConfig defaults', () => {
     expect(c.userKeyHashes).toEqual([]);
   });
 
+  it('defaults the proxy knobs to production values: 10 s lease and idle flush, 15 s admission, private hosts refused', () => {
+    const { leaseTtlMs, flushIdleMs, admissionTtlMs, allowPrivateHosts } = loadConfig(base).proxy;
+    expect({ leaseTtlMs, flushIdleMs, admissionTtlMs, allowPrivateHosts }).toEqual({
+      leaseTtlMs: 10_000,
+      flushIdleMs: 10_000,
+      admissionTtlMs: 15_000,
+      allowPrivateHosts: false,
+    });
+  });
+
   it('every variable has a meaning, and every default parses', () => {
     for (const [name, s] of Object.entries(VARIABLES)) {
       expect(s.meaning.length, name).toBeGreaterThan(10);
@@ -207,6 +217,11 @@ describe('numbers, switches and URLs', () => {
     ['DATABASE_URL', 'mysql://root@db/gw', 'must be a postgres or postgresql URL'],
     ['REDIS_URL', 'http://redis', 'must be a redis or rediss URL'],
     ['LOG_LEVEL', 'loud', 'must be one of'],
+    ['GATEWAY_LEASE_TTL_MS', '0', 'must be a positive integer'],
+    ['GATEWAY_LEASE_TTL_MS', '10s', 'must be a non-negative integer'],
+    ['GATEWAY_FLUSH_IDLE_MS', '-300', 'must be a non-negative integer'],
+    ['GATEWAY_ADMISSION_TTL_MS', '2e3', 'must be a non-negative integer'],
+    ['GATEWAY_ALLOW_PRIVATE_HOSTS', 'loopback', 'must be on or off'],
   ])('rejects %s=%s', (name, value, message) => {
     expect(errorOf({ ...base, [name]: value })).toContain(`${name} ${message}`);
   });
@@ -237,6 +252,10 @@ describe('numbers, switches and URLs', () => {
       LOG_LEVEL: 'debug',
       DEVSHARD_MODEL: 'MiniMaxAI/MiniMax-M2.7',
       REDIS_KEY_PREFIX: 'gw-test:',
+      GATEWAY_LEASE_TTL_MS: '1500',
+      GATEWAY_FLUSH_IDLE_MS: '300',
+      GATEWAY_ADMISSION_TTL_MS: '2000',
+      GATEWAY_ALLOW_PRIVATE_HOSTS: 'on',
     });
     expect(c.limits).toEqual({ maxConcurrentRequests: 0, maxInputTokensInFlight: 200_000 });
     expect(c.chain).toEqual({
@@ -247,7 +266,15 @@ describe('numbers, switches and URLs', () => {
     });
     expect(c.pocRequestMode).toBe('off');
     expect(c.capacityAwareLimits).toBe(false);
-    expect(c.proxy).toEqual({ port: 18080, internalUrl: 'http://127.0.0.1:18080', replicaId: 'r1' });
+    expect(c.proxy).toEqual({
+      port: 18080,
+      internalUrl: 'http://127.0.0.1:18080',
+      replicaId: 'r1',
+      leaseTtlMs: 1_500,
+      flushIdleMs: 300,
+      admissionTtlMs: 2_000,
+      allowPrivateHosts: true,
+    });
     expect(c.bootstrapSettings).toEqual({
       defaultRequestMaxTokens: 100,
       requestMaxTokensCap: 200,

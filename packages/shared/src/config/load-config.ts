@@ -37,7 +37,19 @@ export interface GatewayConfig {
   databaseUrl: string;
   redis: { url: string; keyPrefix: string };
   listenHost: string;
-  proxy: { port: number; internalUrl: string; replicaId: string };
+  proxy: {
+    port: number;
+    internalUrl: string;
+    replicaId: string;
+    /** Escrow lease TTL of the ownership runtime (architecture §5). */
+    leaseTtlMs: number;
+    /** Idle time after which an owned escrow's pending host txs are flushed on their own. */
+    flushIdleMs: number;
+    /** Lifetime of a fleet-wide admission entry without a refresh. */
+    admissionTtlMs: number;
+    /** Accept hosts on loopback/private addresses (devnet only; issue 11 §9). */
+    allowPrivateHosts: boolean;
+  };
   controller: { port: number; url: string };
   encryptionKey: Buffer | undefined;
   logLevel: string;
@@ -150,6 +162,10 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       port: proxyPort,
       internalUrl: read(env, 'GATEWAY_PROXY_INTERNAL_URL') ?? `http://127.0.0.1:${proxyPort}`,
       replicaId: read(env, 'GATEWAY_REPLICA_ID') ?? `${hostname()}-${proxyPort}`,
+      leaseTtlMs: must(read(env, 'GATEWAY_LEASE_TTL_MS')),
+      flushIdleMs: must(read(env, 'GATEWAY_FLUSH_IDLE_MS')),
+      admissionTtlMs: must(read(env, 'GATEWAY_ADMISSION_TTL_MS')),
+      allowPrivateHosts: must(read(env, 'GATEWAY_ALLOW_PRIVATE_HOSTS')),
     },
     controller: {
       port: controllerPort,

@@ -175,6 +175,30 @@ export const VARIABLES = {
     meaning: 'Unique id of this proxy replica; defaults to hostname-port.',
     parse: nonEmpty,
   }),
+  GATEWAY_LEASE_TTL_MS: spec({
+    default: '10000',
+    meaning:
+      'Escrow lease lifetime (ms). The owner renews its leases well within it, and another replica takes over an escrow whose owner stopped renewing once it ran out; claim and renewal run every third of it. Shorter: faster failover after a crash, more Redis traffic, and a replica stalled that long loses its escrows.',
+    parse: positiveInt,
+  }),
+  GATEWAY_FLUSH_IDLE_MS: spec({
+    default: '10000',
+    meaning:
+      'Pending host transactions of an owned escrow are sent in a diff of their own once it has had no request for this long (ms). Shorter: host receipts reach the escrow sooner on quiet escrows, at the cost of more diffs.',
+    parse: positiveInt,
+  }),
+  GATEWAY_ADMISSION_TTL_MS: spec({
+    default: '15000',
+    meaning:
+      "How long (ms) a chat request's fleet-wide admission entry outlives a replica that stopped refreshing it (crashed); refreshed every third of it. Shorter: a dead replica's slots come back sooner, more Redis writes.",
+    parse: positiveInt,
+  }),
+  GATEWAY_ALLOW_PRIVATE_HOSTS: spec({
+    default: 'off',
+    meaning:
+      '`off`: refuse hosts whose chain-registered URL is a loopback, link-local or private address, so a registered host cannot make the gateway call into its own network. `on`: allow them; only for a local devnet whose hosts listen on loopback.',
+    parse: onOff,
+  }),
   GATEWAY_CONTROLLER_PORT: spec({ default: '8081', meaning: 'Port the controller listens on.', parse: port }),
   GATEWAY_CONTROLLER_URL: spec({
     meaning:
