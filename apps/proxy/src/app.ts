@@ -95,6 +95,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     ...(tuning.flushIdleMs !== undefined ? { flushIdleMs: tuning.flushIdleMs } : {}),
     ...(tuning.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: tuning.maintenanceEveryMs } : {}),
     ...(log ? { log } : {}),
+    onSessionEvent: metrics.onSessionEvent,
   });
   const sessions = ownership.runtime.sessions;
   const pool = new PoolSnapshot({
