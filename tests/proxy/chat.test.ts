@@ -2,7 +2,7 @@
 // the proxy, streaming and not; every 4xx has the OpenAI shape and takes no nonce; access modes,
 // max_tokens, admission, disabled mode, /v1/models, /v1/status, /healthz, /readyz; a client that
 // leaves before the first byte, mid-stream or after the last chunk leaves the session consistent
-// with the Finish folded in.
+// with the Finish folded in; a cut stream and a tampered Finish are counted by served-bytes verdict.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -489,6 +489,7 @@ describe('after the headers are sent', () => {
     const runtime = status.runtimes.find((r) => r.escrow_id === escrow.id.toString())!;
     const next = BigInt(runtime.nonce ?? 0) + 1n;
     const host = escrow.slots[Number(next % BigInt(escrow.slots.length))]!;
+    const truncated = await verdicts('truncated');
     await stack.gateway.devnet.devshardHosts.setFault(host, {
       mode: 'cut-stream',
       cutAfterFrames: 2,
@@ -502,7 +503,34 @@ describe('after the headers are sent', () => {
     expect(last).toMatch(/^data: \{"error":/);
     expect(JSON.parse(last.slice(6)).error).toMatchObject({ type: 'api_error', code: 'upstream_error' });
     expect(res.text).not.toContain('[DONE]');
+    // The host's Finish bills bytes we never got: recorded `truncated` (issue 9 §2).
+    await expect.poll(() => verdicts('truncated')).toBe(truncated + 1);
   });
+
+  it('a Finish claiming the hash of other bytes counts a served-bytes mismatch (issue 9 §2)', async () => {
+    const escrow = stack.escrows[1]!;
+    await new Promise((r) => setTimeout(r, 1_000));
+    const status = (await (await fetch(`${replica.url}/v1/status`)).json()) as StatusBody;
+    const runtime = status.runtimes.find((r) => r.escrow_id === escrow.id.toString())!;
+    const next = BigInt(runtime.nonce ?? 0) + 1n;
+    const host = escrow.slots[Number(next % BigInt(escrow.slots.length))]!;
+    const before = await verdicts('mismatch');
+    await stack.gateway.devnet.devshardHosts.setFault(host, { mode: 'tampered-finish', remaining: 1 });
+    const res = await post(`/devshard/${escrow.id}/v1/chat/completions`, chat({ stream: true }));
+    // The client got the true answer; only the Finish lies about it.
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('data: [DONE]');
+    await expect.poll(() => verdicts('mismatch')).toBe(before + 1);
+  });
+
+  async function verdicts(verdict: string): Promise<number> {
+    const text = await (await fetch(`${replica.url}/metrics`)).text();
+    const line = new RegExp(
+      `^devshard_gateway_served_bytes_verdicts_total\\{verdict="${verdict}"\\} (\\d+)$`,
+      'm',
+    );
+    return Number(line.exec(text)?.[1] ?? 0);
+  }
 
   it('every served request leaves one usage record in the Redis stream', async () => {
     const res = await post('/v1/chat/completions', chat(), { 'x-request-id': 'usage-check-1' });

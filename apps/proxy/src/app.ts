@@ -99,6 +99,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     flushIdleMs: tuning.flushIdleMs ?? config.proxy.flushIdleMs,
     ...(tuning.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: tuning.maintenanceEveryMs } : {}),
     ...(log ? { log } : {}),
+    onSessionEvent: metrics.onSessionEvent,
   });
   const sessions = ownership.runtime.sessions;
   const pool = new PoolSnapshot({

@@ -1,5 +1,6 @@
 // The proxy's Prometheus metrics (issue 11 §8): `devshard_gateway_` prefix, bounded labels (route is
 // the route pattern, model comes from the pool's set, status is the HTTP status; never a key or id).
+import type { SessionEvent } from '@gonka-gateway/devshard';
 import type { OwnedEscrowInfo } from '@gonka-gateway/escrow-runtime';
 import { METRIC_PREFIX, type Registry } from '@gonka-gateway/shared';
 import { Counter, Gauge, Histogram } from 'prom-client';
@@ -35,9 +36,29 @@ export function createProxyMetrics(registry: Registry, owned: () => readonly Own
       if (e.nonce !== undefined) escrowNonce.set({ escrow_id }, Number(e.nonce));
     }
   };
+  // Issue 9 §2, §3: the session's billing guards, fed from OwnedSessions' onSessionEvent. Labels stay
+  // bounded (the verdict only); the host and inference of each event are in the session's evidence.
+  const servedBytes = new Counter({
+    name: `${METRIC_PREFIX}served_bytes_verdicts_total`,
+    help: 'Served-bytes checks by verdict (match, mismatch: a Finish hash of bytes never served, truncated).',
+    labelNames: ['verdict'] as const,
+    registers,
+  });
+  const dominantHostBlocks = new Counter({
+    name: `${METRIC_PREFIX}dominant_host_blocks_total`,
+    help: 'Dominant hosts blocked after a refusal or timeout (their nonces are burned fee-only).',
+    registers,
+  });
+  const onSessionEvent = (_escrowId: bigint, event: SessionEvent): void => {
+    if (event.type === 'served_bytes') servedBytes.inc({ verdict: event.verdict });
+    else if (event.type === 'dominant_host_blocked') dominantHostBlocks.inc();
+  };
   return {
     escrowBalance,
     escrowNonce,
+    servedBytes,
+    dominantHostBlocks,
+    onSessionEvent,
     requests: new Counter({
       name: `${METRIC_PREFIX}requests_total`,
       help: 'Chat requests by route, model and HTTP status.',

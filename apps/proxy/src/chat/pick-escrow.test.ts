@@ -1,6 +1,13 @@
 import type { OwnedEscrowInfo } from '@gonka-gateway/escrow-runtime';
 import { describe, expect, it } from 'vitest';
-import { canFund, DEPLETION_THRESHOLD, pickOwned } from './pick-escrow.js';
+import {
+  canFund,
+  DEPLETION_THRESHOLD,
+  DOMINANT_PENALTY,
+  hostPenalty,
+  MISMATCH_PENALTY,
+  pickOwned,
+} from './pick-escrow.js';
 
 const escrow = (id: bigint, over: Partial<OwnedEscrowInfo> = {}): OwnedEscrowInfo => ({
   escrowId: id,
@@ -16,6 +23,9 @@ const escrow = (id: bigint, over: Partial<OwnedEscrowInfo> = {}): OwnedEscrowInf
   tokenPrice: 1_000n,
   feePerNonce: 10n,
   maxTokensFloor: 64n,
+  dominantHosts: 0,
+  blockedHosts: 0,
+  served: { match: 0, mismatch: 0, truncated: 0 },
   ...over,
 });
 const r = { inputTokens: 100n, maxTokens: 200n };
@@ -58,5 +68,60 @@ describe('pool routing among owned escrows (spec §1.5, §3.1, §8)', () => {
     expect(canFund(pricey, { inputTokens: 100n, maxTokens: 1n })).toBe(false);
     expect(canFund({ ...pricey, maxTokensFloor: 1n }, { inputTokens: 100n, maxTokens: 1n })).toBe(true);
     expect(pickOwned([escrow(1n, { balance: 1_000_000_000n })], 'm', big)).toBeUndefined();
+  });
+
+  describe('host quality (issue 9 §2 served bytes, §3 dominant hosts)', () => {
+    it('takes an escrow with a blocked dominant host only when no other escrow can take the request', () => {
+      const owned = [
+        escrow(1n, { inFlight: 0, dominantHosts: 1, blockedHosts: 1 }),
+        escrow(2n, { inFlight: 12 }),
+      ];
+      expect(pickOwned(owned, 'm', r)?.escrowId).toBe(2n);
+      expect(pickOwned(owned, 'm', r, new Set(), false)?.escrowId).toBe(2n);
+      // The clean one cannot start (nonce limit, draining…) or pay: the blocked one still serves.
+      expect(pickOwned([owned[0]!, escrow(2n, { canStart: false })], 'm', r)?.escrowId).toBe(1n);
+      expect(pickOwned([owned[0]!, escrow(2n, { balance: 0n })], 'm', r)?.escrowId).toBe(1n);
+      expect(pickOwned(owned, 'm', r, new Set([2n]))?.escrowId).toBe(1n);
+      // Never an escrow whose session cannot start, whatever its hosts.
+      expect(
+        pickOwned([escrow(1n, { canStart: false }), escrow(2n, { canStart: false })], 'm', r),
+      ).toBeUndefined();
+      // Among blocked ones, the load still decides.
+      const blocked = { dominantHosts: 1, blockedHosts: 1 };
+      expect(
+        pickOwned([escrow(1n, { ...blocked, inFlight: 4 }), escrow(2n, { ...blocked, inFlight: 1 })], 'm', r)
+          ?.escrowId,
+      ).toBe(2n);
+    });
+
+    it('scores down a group with an unblocked dominant host and hosts whose Finish hashes mismatched', () => {
+      // Equal load: the clean escrow wins the tie, whichever comes first.
+      const dominant = escrow(1n, { dominantHosts: 1 });
+      const liar = escrow(2n, { served: { match: 3, mismatch: 1, truncated: 0 } });
+      const clean = escrow(3n, { served: { match: 4, mismatch: 0, truncated: 2 } });
+      expect(pickOwned([dominant, clean], 'm', r)?.escrowId).toBe(3n);
+      expect(pickOwned([liar, clean], 'm', r)?.escrowId).toBe(3n);
+      expect(hostPenalty(dominant)).toBe(DOMINANT_PENALTY);
+      expect(hostPenalty(liar)).toBe(MISMATCH_PENALTY / 4);
+      expect(hostPenalty(clean)).toBe(0);
+      // A penalty, not a ban: once the clean escrow is busier by more than it, the penalised one serves.
+      // Capacity 4: 3 in flight = 0.75 per slot > 0.5 (dominant) = 0.5 (liar).
+      expect(pickOwned([dominant, escrow(3n, { inFlight: 3 })], 'm', r)?.escrowId).toBe(1n);
+      expect(pickOwned([liar, escrow(3n, { inFlight: 1 })], 'm', r)?.escrowId).toBe(3n);
+      expect(pickOwned([liar, escrow(3n, { inFlight: 3 })], 'm', r)?.escrowId).toBe(2n);
+      // Capacity-aware off: the penalty is in requests in flight.
+      expect(
+        pickOwned(
+          [escrow(1n, { dominantHosts: 1, inFlight: 2 }), escrow(3n, { inFlight: 2 })],
+          'm',
+          r,
+          new Set(),
+          false,
+        )?.escrowId,
+      ).toBe(3n);
+      // The more mismatches, the lower: a 100% liar loses to a 25% one.
+      const worse = escrow(4n, { served: { match: 0, mismatch: 2, truncated: 0 } });
+      expect(pickOwned([worse, liar], 'm', r)?.escrowId).toBe(2n);
+    });
   });
 });

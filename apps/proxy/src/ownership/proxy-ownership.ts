@@ -2,7 +2,7 @@
 // of active escrows, owns their sessions on the Postgres store, registers the replica's internal URL
 // (GATEWAY_PROXY_INTERNAL_URL, GATEWAY_REPLICA_ID) so other replicas can forward to it.
 import { createChainClient } from '@gonka-gateway/chain';
-import type { HostTarget } from '@gonka-gateway/devshard';
+import type { HostTarget, SessionEvent } from '@gonka-gateway/devshard';
 import {
   creatorKeyFromEnv,
   HostDirectory,
@@ -27,6 +27,8 @@ export interface ProxyOwnershipOptions {
   readonly flushIdleMs?: number;
   readonly maintenanceEveryMs?: number;
   readonly log?: Logger;
+  /** Every session event of every owned escrow (the proxy's metrics). */
+  readonly onSessionEvent?: (escrowId: bigint, event: SessionEvent) => void;
 }
 
 export interface ProxyOwnership {
@@ -70,6 +72,7 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     prepare: () => hosts.refresh(),
     ...(options.flushIdleMs !== undefined ? { flushIdleMs: options.flushIdleMs } : {}),
     ...(options.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: options.maintenanceEveryMs } : {}),
+    ...(options.onSessionEvent ? { onSessionEvent: options.onSessionEvent } : {}),
     ...(log ? { log } : {}),
   });
   return {

@@ -21,6 +21,7 @@ import {
   type InferenceHandlers,
   type InferenceInput,
   type InferenceResult,
+  type ServedCounts,
   type SessionError,
   SessionErrorCode,
   type SessionEvent,
@@ -112,6 +113,15 @@ export interface OwnedEscrowInfo {
   readonly tokenPrice: bigint | undefined;
   readonly feePerNonce: bigint | undefined;
   readonly maxTokensFloor: bigint | undefined;
+  /**
+   * Issue 9 §3 (devshard dominant-hosts.ts): hosts of the group holding ≥ N − vote_threshold slots
+   * (they cannot be outvoted), and those of them blocked after a refusal or timeout (their nonces are
+   * burned fee-only). 0 while the session is opening.
+   */
+  readonly dominantHosts: number;
+  readonly blockedHosts: number;
+  /** Issue 9 §2 (devshard served-bytes.ts): served-bytes verdicts summed over the escrow's hosts. */
+  readonly served: Readonly<ServedCounts>;
 }
 
 export class OwnedSessions implements ClaimTarget {
@@ -153,6 +163,7 @@ export class OwnedSessions implements ClaimTarget {
       tokenPrice: e.session?.state.config.tokenPrice,
       feePerNonce: e.session?.state.config.feePerNonce,
       maxTokensFloor: e.session?.state.config.maxTokensFloor,
+      ...hostQuality(e.session),
     }));
   }
 
@@ -435,4 +446,19 @@ export class OwnedSessions implements ClaimTarget {
       this.#maintaining = false;
     }
   }
+}
+
+/** Routing inputs from the session's billing guards (issue 9 §2, §3); all zero while opening. */
+function hostQuality(
+  session: UserSession | undefined,
+): Pick<OwnedEscrowInfo, 'dominantHosts' | 'blockedHosts' | 'served'> {
+  const served = { match: 0, mismatch: 0, truncated: 0 };
+  if (!session) return { dominantHosts: 0, blockedHosts: 0, served };
+  for (const c of session.servedCounts().values()) {
+    served.match += c.match;
+    served.mismatch += c.mismatch;
+    served.truncated += c.truncated;
+  }
+  const risk = session.hostRisk();
+  return { dominantHosts: risk.dominant.length, blockedHosts: risk.blocked.length, served };
 }

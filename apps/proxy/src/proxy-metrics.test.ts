@@ -1,0 +1,36 @@
+// The served-bytes and dominant-host counters (issue 9 §2, §3) follow the session events that
+// OwnedSessions hands the proxy, with the verdict as their only label.
+import type { SessionEvent } from '@gonka-gateway/devshard';
+import { createMetricsRegistry } from '@gonka-gateway/shared';
+import { describe, expect, it } from 'vitest';
+import { createProxyMetrics } from './proxy-metrics.js';
+
+const hash = new Uint8Array(32);
+const served = (verdict: 'match' | 'mismatch' | 'truncated'): SessionEvent => ({
+  type: 'served_bytes',
+  host: 'gonka1host',
+  inferenceId: 7n,
+  verdict,
+  claimed: hash,
+  received: hash,
+  bytes: 120,
+});
+
+describe('proxy metrics from session events', () => {
+  it('counts served-bytes verdicts by verdict and dominant-host blocks, ignoring other events', async () => {
+    const registry = createMetricsRegistry({ app: 'proxy', version: 'test' });
+    const metrics = createProxyMetrics(registry, () => []);
+    metrics.onSessionEvent(1n, served('mismatch'));
+    metrics.onSessionEvent(2n, served('match'));
+    metrics.onSessionEvent(2n, served('match'));
+    metrics.onSessionEvent(1n, { type: 'dominant_host_blocked', host: 'gonka1host', inferenceId: 7n });
+    metrics.onSessionEvent(1n, { type: 'snapshot_saved', nonce: 9n });
+    const text = await registry.metrics();
+    expect(text).toMatch(/^devshard_gateway_served_bytes_verdicts_total\{verdict="mismatch"\} 1$/m);
+    expect(text).toMatch(/^devshard_gateway_served_bytes_verdicts_total\{verdict="match"\} 2$/m);
+    expect(text).not.toMatch(/verdict="truncated"/);
+    expect(text).toMatch(/^devshard_gateway_dominant_host_blocks_total 1$/m);
+    // Bounded labels: neither the host nor the escrow id is a label.
+    expect(text).not.toContain('gonka1host');
+  });
+});
