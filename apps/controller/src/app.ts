@@ -1,3 +1,4 @@
+import { type ChainClient, createChainClient } from '@gonka-gateway/chain';
 import {
   createFastify,
   errorHandling,
@@ -6,8 +7,14 @@ import {
   type Logger,
   metricsRoute,
   type Registry,
+  redisKeys,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import postgres from 'postgres';
+import { adminAuth } from './admin/admin-auth.js';
+import { escrowsRoutes } from './admin/escrows-routes.js';
+import { type ControllerContext, createControllerContext } from './controller-context.js';
+import { startControllerJobs } from './jobs/workers.js';
 import { healthRoute } from './routes/health.js';
 
 export interface ControllerDeps {
@@ -15,13 +22,56 @@ export interface ControllerDeps {
   infra: Pick<Infrastructure, 'database' | 'redis'>;
   registry: Registry;
   logger?: Logger;
+  /** Defaults to a client on the configured chain REST / tx-query / public node bases. */
+  chain?: ChainClient;
+  /** Where private_key_env names are looked up; default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Unordered-tx clock in ns (tests on the devnet pass its clock). */
+  nowNs?: () => bigint;
+  poll?: { intervalMs: number; timeoutMs: number };
+  /** Start the BullMQ workers and schedules (default true). */
+  jobs?: boolean;
 }
 
 /** The control-plane app (architecture.md §1): admin API and job workers hang off this. */
 export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyInstance> {
   const app = createFastify(deps.logger);
+  // A plain postgres.js pool: drizzle's wrapper (infra.database.sql) replaces the json and timestamp
+  // serializers, which the session store and the raw SQL here rely on.
+  const sql = postgres(deps.config.databaseUrl, {
+    max: 5,
+    onnotice: () => {},
+    connection: { application_name: 'controller' },
+  });
+  app.addHook('onClose', () => sql.end({ timeout: 5 }));
+  const ctx: ControllerContext = createControllerContext({
+    sql,
+    redis: deps.infra.redis,
+    keys: redisKeys(deps.config.redis.keyPrefix),
+    chain:
+      deps.chain ??
+      createChainClient({
+        chainRest: deps.config.chain.restUrl,
+        txQueryRest: deps.config.chain.txQueryRestUrl,
+        publicApi: deps.config.chain.publicApiUrl,
+      }),
+    env: deps.env ?? process.env,
+    encryptionKey: deps.config.encryptionKey,
+    gasLimit: deps.config.chain.gasLimit,
+    logger: app.log as unknown as Logger,
+    poll: deps.poll ?? { intervalMs: 2_000, timeoutMs: 45_000 },
+    ...(deps.nowNs ? { nowNs: deps.nowNs } : {}),
+  });
   await app.register(errorHandling);
   await app.register(metricsRoute, { registry: deps.registry });
   await app.register(healthRoute, { infra: deps.infra });
+  await app.register(async (admin) => {
+    await adminAuth(admin, { adminKeyHash: deps.config.adminKeyHash, sql: ctx.sql });
+    await admin.register(escrowsRoutes, { ctx });
+  });
+  if (deps.jobs ?? true) {
+    const jobs = await startControllerJobs(ctx, { redisUrl: deps.config.redis.url });
+    app.addHook('onClose', () => jobs.close());
+  }
   return app;
 }
