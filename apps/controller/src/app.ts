@@ -12,7 +12,9 @@ import {
 import type { FastifyInstance } from 'fastify';
 import postgres from 'postgres';
 import { adminAuth } from './admin/admin-auth.js';
+import { devshardsRoutes } from './admin/devshards-routes.js';
 import { escrowsRoutes } from './admin/escrows-routes.js';
+import { settingsRoutes } from './admin/settings-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
 import { startControllerJobs } from './jobs/workers.js';
 import { healthRoute } from './routes/health.js';
@@ -68,6 +70,8 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
   await app.register(async (admin) => {
     await adminAuth(admin, { adminKeyHash: deps.config.adminKeyHash, sql: ctx.sql });
     await admin.register(escrowsRoutes, { ctx });
+    await admin.register(devshardsRoutes, { ctx });
+    await admin.register(settingsRoutes, { ctx });
   });
   if (deps.jobs ?? true) {
     const jobs = await startControllerJobs(ctx, { redisUrl: deps.config.redis.url });

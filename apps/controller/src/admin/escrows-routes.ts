@@ -16,8 +16,6 @@ interface CreateBody {
 }
 
 const createSchema = {
-  summary: 'Create an escrow on chain (and register it)',
-  tags: ['escrows'],
   headers: {
     type: 'object',
     properties: { 'idempotency-key': { type: 'string', minLength: 1, maxLength: 200 } },

@@ -2,7 +2,7 @@
 // chain and node on ephemeral ports, the devnet clock for unordered-tx timeouts, fast tx polling.
 import { type ChainClient, createChainClient, queryChainId } from '@gonka-gateway/chain';
 import { type DevAccount, type Devnet, startDevnet } from '@gonka-gateway/devnet';
-import { createMetricsRegistry, loadConfig } from '@gonka-gateway/shared';
+import { bootstrapSettings, createMetricsRegistry, loadConfig } from '@gonka-gateway/shared';
 import {
   createTestDatabase,
   createTestRedis,
@@ -76,6 +76,7 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
         DEVSHARD_PUBLIC_API: devnet.urls.node,
         ...(options.encryption === false ? {} : { GATEWAY_ENCRYPTION_KEY: ENCRYPTION_KEY }),
       });
+      await bootstrapSettings(database.db, config);
       const app = await buildControllerApp({
         config,
         infra: { database, redis: redis.redis },
