@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { type ChainClient, createChainClient } from '@gonka-gateway/chain';
+import type { Clock } from '@gonka-gateway/devshard';
 import {
   createFastify,
   errorHandling,
@@ -14,6 +16,7 @@ import postgres from 'postgres';
 import { adminAuth } from './admin/admin-auth.js';
 import { devshardsRoutes } from './admin/devshards-routes.js';
 import { escrowsRoutes } from './admin/escrows-routes.js';
+import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
 import { settingsRoutes } from './admin/settings-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
 import { startControllerJobs } from './jobs/workers.js';
@@ -31,6 +34,10 @@ export interface ControllerDeps {
   /** Unordered-tx clock in ns (tests on the devnet pass its clock). */
   nowNs?: () => bigint;
   poll?: { intervalMs: number; timeoutMs: number };
+  /** Session clock of the sessions the controller opens (tests: the devnet clock). */
+  sessionClock?: Clock;
+  /** How long finalize waits for an owner to hand an escrow back (default 30 s). */
+  drainWaitMs?: number;
   /** Start the BullMQ workers and schedules (default true). */
   jobs?: boolean;
 }
@@ -63,15 +70,21 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     logger: app.log as unknown as Logger,
     poll: deps.poll ?? { intervalMs: 2_000, timeoutMs: 45_000 },
     ...(deps.nowNs ? { nowNs: deps.nowNs } : {}),
+    ...(deps.sessionClock ? { sessionClock: deps.sessionClock } : {}),
+    storageDir: deps.config.storageDir,
+    controllerId: `controller-${randomUUID().slice(0, 8)}`,
+    drainWaitMs: deps.drainWaitMs ?? 30_000,
   });
   await app.register(errorHandling);
   await app.register(metricsRoute, { registry: deps.registry });
   await app.register(healthRoute, { infra: deps.infra });
+  await app.register(emptyIdFinalizeRoute);
   await app.register(async (admin) => {
     await adminAuth(admin, { adminKeyHash: deps.config.adminKeyHash, sql: ctx.sql });
     await admin.register(escrowsRoutes, { ctx });
     await admin.register(devshardsRoutes, { ctx });
     await admin.register(settingsRoutes, { ctx });
+    await admin.register(finalizeRoutes, { ctx });
   });
   if (deps.jobs ?? true) {
     const jobs = await startControllerJobs(ctx, { redisUrl: deps.config.redis.url });

@@ -4,7 +4,6 @@ import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordCommitment } from '../chain/commitments.js';
-import { createControllerContext } from '../controller-context.js';
 import { createBusinessKey } from '../escrow/create.js';
 import { reconcileOpenCommitments } from '../jobs/reconcile-commitments.js';
 import { openSecret } from '../secrets/secret-box.js';
@@ -217,18 +216,7 @@ describe('POST /v1/admin/escrows', () => {
   it('after a crash between broadcast and result, a retry reconciles the committed tx and creates nothing new', async () => {
     // What a controller killed after broadcasting leaves behind: the commitment (prepared) and a tx
     // the chain included. The retry with the same Idempotency-Key must find it, not sign a new one.
-    const ctx = createControllerContext({
-      sql: h.sql,
-      redis: h.redis.redis,
-      keys: { bullPrefix: '' } as never,
-      chain: h.chain,
-      env: h.env,
-      encryptionKey: undefined,
-      gasLimit: 700_000n,
-      logger: app.log as never,
-      poll: { intervalMs: 20, timeoutMs: 20_000 },
-      nowNs: () => h.devnet.core.blocks.clockNs(),
-    });
+    const ctx = h.context();
     const signer = await ctx.signerFor(h.account('creator-0').key, h.chainId);
     const params = (await import('@gonka-gateway/chain')).queryInferenceParams;
     const tx = signer.prepareCreateEscrow(
@@ -268,18 +256,7 @@ describe('POST /v1/admin/escrows', () => {
   });
 
   it('the reconcile job records the outcome of a tx whose answer was lost, and expires one that never landed', async () => {
-    const ctx = createControllerContext({
-      sql: h.sql,
-      redis: h.redis.redis,
-      keys: { bullPrefix: '' } as never,
-      chain: h.chain,
-      env: h.env,
-      encryptionKey: undefined,
-      gasLimit: 700_000n,
-      logger: app.log as never,
-      poll: { intervalMs: 20, timeoutMs: 20_000 },
-      nowNs: () => h.devnet.core.blocks.clockNs(),
-    });
+    const ctx = h.context();
     const signer = await ctx.signerFor(h.account('creator-0').key, h.chainId);
     const { queryInferenceParams } = await import('@gonka-gateway/chain');
     const fee = (await queryInferenceParams(h.chain)).fee;

@@ -1,8 +1,18 @@
 // A controller app on the devnet for tests: its own database, its own Redis prefix, the devnet's
 // chain and node on ephemeral ports, the devnet clock for unordered-tx timeouts, fast tx polling.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type ChainClient, createChainClient, queryChainId } from '@gonka-gateway/chain';
 import { type DevAccount, type Devnet, startDevnet } from '@gonka-gateway/devnet';
-import { bootstrapSettings, createMetricsRegistry, loadConfig } from '@gonka-gateway/shared';
+import {
+  bootstrapSettings,
+  createLogger,
+  createMetricsRegistry,
+  loadConfig,
+  redisKeys,
+} from '@gonka-gateway/shared';
 import {
   createTestDatabase,
   createTestRedis,
@@ -12,6 +22,8 @@ import {
 import type { FastifyInstance } from 'fastify';
 import postgres, { type Sql } from 'postgres';
 import { buildControllerApp } from '../app.js';
+import { type ControllerContext, createControllerContext } from '../controller-context.js';
+import { devnetSessionClock } from './devnet-clock.js';
 
 export const ADMIN_KEY = `sk-admin-${'cd'.repeat(24)}`;
 export const ENCRYPTION_KEY = 'ef'.repeat(32);
@@ -26,7 +38,10 @@ export interface ControllerHarness {
   chainId: string;
   env: Record<string, string>;
   account(name: string): DevAccount;
-  build(options?: { encryption?: boolean; jobs?: boolean }): Promise<FastifyInstance>;
+  build(options?: { encryption?: boolean; jobs?: boolean; drainWaitMs?: number }): Promise<FastifyInstance>;
+  /** A context like the app's, for driving escrow/ and jobs/ functions directly. */
+  context(): ControllerContext;
+  storageDir: string;
   close(): Promise<void>;
 }
 
@@ -57,6 +72,8 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
   };
   const apps: FastifyInstance[] = [];
   const sql = postgres(database.url, { max: 3, onnotice: () => {} });
+  const storageDir = await mkdtemp(join(tmpdir(), 'controller-test-'));
+  const nowNs = () => devnet.core.blocks.clockNs();
   return {
     devnet,
     database,
@@ -66,11 +83,31 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
     chainId,
     env,
     account,
+    storageDir,
+    context() {
+      return createControllerContext({
+        sql,
+        redis: redis.redis,
+        keys: redisKeys(redis.prefix),
+        chain,
+        env,
+        encryptionKey: Buffer.from(ENCRYPTION_KEY, 'hex'),
+        gasLimit: 700_000n,
+        logger: createLogger({ level: 'warn', name: 'controller-test' }),
+        poll: { intervalMs: 20, timeoutMs: 20_000 },
+        nowNs,
+        sessionClock: devnetSessionClock(devnet),
+        storageDir,
+        controllerId: 'controller-test',
+        drainWaitMs: 2_000,
+      });
+    },
     async build(options = {}) {
       const config = loadConfig({
         DEVSHARD_ADMIN_API_KEY: ADMIN_KEY,
         DEVSHARDS_JSON: '[]',
         DATABASE_URL: database.url,
+        DEVSHARD_STORAGE_DIR: storageDir,
         REDIS_KEY_PREFIX: redis.prefix,
         DEVSHARD_CHAIN_REST: devnet.urls.chainRest,
         DEVSHARD_PUBLIC_API: devnet.urls.node,
@@ -83,7 +120,9 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
         registry: createMetricsRegistry({ app: 'controller', version: 'test' }),
         chain,
         env,
-        nowNs: () => devnet.core.blocks.clockNs(),
+        nowNs,
+        sessionClock: devnetSessionClock(devnet),
+        drainWaitMs: options.drainWaitMs ?? 2_000,
         poll: { intervalMs: 20, timeoutMs: 20_000 },
         jobs: options.jobs ?? false,
       });
@@ -93,6 +132,7 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
     async close() {
       await Promise.all(apps.map((a) => a.close()));
       await sql.end({ timeout: 5 });
+      await rm(storageDir, { recursive: true, force: true });
       await Promise.all([database.drop(), redis.cleanup(), devnet.close()]);
     },
   };
