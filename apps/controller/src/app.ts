@@ -38,7 +38,7 @@ export interface ControllerDeps {
   sessionClock?: Clock;
   /** How long finalize waits for an owner to hand an escrow back (default 30 s). */
   drainWaitMs?: number;
-  /** Start the BullMQ workers and schedules (default true). */
+  /** Run the BullMQ workers and schedules here (default true); queues exist either way. */
   jobs?: boolean;
 }
 
@@ -75,6 +75,11 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     controllerId: `controller-${randomUUID().slice(0, 8)}`,
     drainWaitMs: deps.drainWaitMs ?? 30_000,
   });
+  const jobs = await startControllerJobs(ctx, {
+    redisUrl: deps.config.redis.url,
+    workers: deps.jobs ?? true,
+  });
+  app.addHook('onClose', () => jobs.close());
   await app.register(errorHandling);
   await app.register(metricsRoute, { registry: deps.registry });
   await app.register(healthRoute, { infra: deps.infra });
@@ -82,13 +87,9 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
   await app.register(async (admin) => {
     await adminAuth(admin, { adminKeyHash: deps.config.adminKeyHash, sql: ctx.sql });
     await admin.register(escrowsRoutes, { ctx });
-    await admin.register(devshardsRoutes, { ctx });
+    await admin.register(devshardsRoutes, { ctx, jobs });
     await admin.register(settingsRoutes, { ctx });
     await admin.register(finalizeRoutes, { ctx });
   });
-  if (deps.jobs ?? true) {
-    const jobs = await startControllerJobs(ctx, { redisUrl: deps.config.redis.url });
-    app.addHook('onClose', () => jobs.close());
-  }
   return app;
 }

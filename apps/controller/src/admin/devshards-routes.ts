@@ -10,6 +10,7 @@ import { escrowViewSchema, readEscrowViews } from '../escrow/escrow-view.js';
 import { inFlightCount, publishPoolStatus, removeFromPool } from '../escrow/pool-status.js';
 import { registerEscrow } from '../escrow/register.js';
 import { setRoutable } from '../escrow/transitions.js';
+import type { ControllerJobs } from '../jobs/workers.js';
 import { envNameSchema, errorResponses, escrowIdParams, toUint, uintSchema } from './schemas.js';
 
 interface RegisterBody {
@@ -37,9 +38,9 @@ type IdParams = { Params: { id: string } };
 
 export async function devshardsRoutes(
   app: FastifyInstance,
-  options: { ctx: ControllerContext },
+  options: { ctx: ControllerContext; jobs: ControllerJobs },
 ): Promise<void> {
-  const { ctx } = options;
+  const { ctx, jobs } = options;
 
   const one = async (id: bigint) => {
     const [view] = await readEscrowViews(ctx, id);
@@ -191,6 +192,51 @@ export async function devshardsRoutes(
       await ctx.sql`delete from escrows where escrow_id = ${id.toString()}::numeric`;
       await removeFromPool(ctx, id, view.model_id);
       return { escrow_id: Number(id), deleted: true };
+    },
+  );
+
+  app.post<IdParams & { Body: { private_key_env: string } }>(
+    '/v1/admin/devshards/:id/settle',
+    {
+      schema: {
+        params: escrowIdParams,
+        body: {
+          type: 'object',
+          required: ['private_key_env'],
+          additionalProperties: false,
+          properties: { private_key_env: envNameSchema },
+        },
+        response: {
+          202: {
+            type: 'object',
+            required: ['escrow_id', 'job_id', 'state'],
+            properties: {
+              escrow_id: { type: 'integer' },
+              job_id: { type: 'string' },
+              state: { type: 'string' },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = BigInt(request.params.id);
+      const view = await one(id);
+      const name = request.body.private_key_env;
+      // Checked here so the operator hears at once; the job checks again (settler == creator).
+      const value = ctx.env[name];
+      if (value === undefined || value.trim() === '') {
+        throw new GatewayError(
+          'invalid_request',
+          `environment variable ${name} is not set on the controller`,
+          {
+            param: 'private_key_env',
+          },
+        );
+      }
+      const jobId = await jobs.enqueueSettle(id, name);
+      return reply.status(202).send({ escrow_id: Number(id), job_id: jobId, state: view.state });
     },
   );
 }

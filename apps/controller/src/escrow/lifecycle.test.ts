@@ -4,12 +4,15 @@
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { findEscrowSettledEvents, lookupTx, queryEscrow } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { HttpHostTransport, UserSession } from '@gonka-gateway/devshard';
 import { EscrowLease } from '@gonka-gateway/escrow-runtime';
+import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControllerContext } from '../controller-context.js';
+import { QUEUE_NAMES } from '../jobs/queues.js';
 import {
   adminHeaders,
   type ControllerHarness,
@@ -23,7 +26,7 @@ describe('escrow lifecycle through the controller', () => {
   let ctx: ControllerContext;
   beforeAll(async () => {
     h = await startControllerHarness();
-    app = await h.build({ drainWaitMs: 1_000 });
+    app = await h.build({ drainWaitMs: 1_000, jobs: true });
     ctx = h.context();
   });
   afterAll(async () => {
@@ -129,6 +132,98 @@ describe('escrow lifecycle through the controller', () => {
     const two = await call('POST', '/v1/finalize');
     expect(two.statusCode).toBe(409);
     expect(two.json().error.message).toMatch(/exactly one registered escrow; 2 are registered/);
+  });
+
+  /** Waits for a BullMQ job to end; the bound only stops a broken run. */
+  const jobEnd = async (jobId: string) => {
+    const queue = new Queue(QUEUE_NAMES.settle, {
+      connection: h.redis.redis.duplicate(),
+      prefix: ctx.keys.bullPrefix,
+    });
+    try {
+      for (let i = 0; i < 600; i++) {
+        const job = await queue.getJob(jobId);
+        const state = await job?.getState();
+        if (state === 'completed' || state === 'failed') return { state, reason: job!.failedReason };
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`job ${jobId} did not end`);
+    } finally {
+      await queue.close();
+    }
+  };
+
+  it('settle: finalizes first, commits and settles once; deposit = host payouts + fees + refund to the ngonka', async () => {
+    const id = await createRegistered();
+    const owner = await ownAs(id, 'replica-b');
+    for (let i = 0; i < 4; i++) await infer(owner.session, i);
+    await owner.session.close();
+    await owner.lease.release();
+
+    expect(
+      (await call('POST', `/v1/admin/devshards/${id}/settle`, { private_key_env: 'UNSET_VAR' })).json().error,
+    ).toMatchObject({
+      param: 'private_key_env',
+    });
+    // A key that is not the creator's: the job refuses without retrying, and nothing moves.
+    const wrong = await call('POST', `/v1/admin/devshards/${id}/settle`, {
+      private_key_env: 'CREATOR_1_KEY',
+    });
+    expect(wrong.statusCode).toBe(202);
+    expect(wrong.json()).toEqual({ escrow_id: Number(id), job_id: `settle-${id}`, state: 'active' });
+    const refused = await jobEnd(wrong.json().job_id);
+    expect(refused.state).toBe('failed');
+    expect(refused.reason).toMatch(/the settler must be the creator/);
+    expect(await h.sql`select state from escrows where escrow_id = ${id.toString()}`).toEqual([
+      { state: 'active' },
+    ]);
+
+    const chain = h.devnet.chain;
+    const creator = h.account('creator-0').address;
+    const row = (await queryEscrow(h.chain, id)).escrow!;
+    const hosts = [...new Set(row.slots)];
+    const held = () => hosts.reduce((sum, a) => sum + chain.balanceOf(a) + chain.epochBalanceOf(a), 0n);
+    const before = { creator: chain.balanceOf(creator), hosts: held() };
+
+    const accepted = await call('POST', `/v1/admin/devshards/${id}/settle`, {
+      private_key_env: 'CREATOR_KEY',
+    });
+    expect(accepted.statusCode).toBe(202);
+    expect((await jobEnd(accepted.json().job_id)).state).toBe('completed');
+    const view = (await call('GET', `/v1/admin/devshards/${id}`)).json();
+    expect(view).toMatchObject({
+      state: 'settled',
+      finalized: true,
+      settle_tx_hash: expect.stringMatching(/^[0-9A-F]{64}$/),
+    });
+    expect((await queryEscrow(h.chain, id)).escrow?.settled).toBe(true);
+
+    const found = await lookupTx(h.chain, view.settle_tx_hash);
+    expect(found.kind).toBe('found');
+    const events = found.kind === 'found' && found.outcome.status === 'included' ? found.outcome.events : [];
+    const [settled] = findEscrowSettledEvents(events);
+    const doc = JSON.parse((await call('POST', `/devshard/${id}/v1/finalize`)).body);
+    expect(settled!.fees).toBe(BigInt(doc.fees));
+    // deposit = host payouts + fees + refund, to the last ngonka; the refund is the creator's whole
+    // gain (settlement is fee-exempt) and the hosts received exactly the payouts.
+    expect(settled!.totalPayout + settled!.remainder).toBe(5n * GNK);
+    const costs = doc.host_stats.reduce((s: bigint, x: { cost: string | number }) => s + BigInt(x.cost), 0n);
+    expect(settled!.totalPayout).toBe(costs + BigInt(doc.fees));
+    expect(chain.balanceOf(creator) - before.creator).toBe(settled!.remainder);
+    expect(held() - before.hosts).toBe(settled!.totalPayout);
+
+    // Settling again is done, not a second tx.
+    const again = await call('POST', `/v1/admin/devshards/${id}/settle`, { private_key_env: 'CREATOR_KEY' });
+    expect(again.statusCode).toBe(202);
+    expect((await jobEnd(again.json().job_id)).state).toBe('completed');
+    const commitments = await h.sql`
+      select status from chain_tx_commitments where kind = 'settle_escrow' and escrow_id = ${id.toString()}`;
+    expect(commitments).toEqual([{ status: 'included' }]);
+    // After settle the local record may go.
+    expect(
+      (await app.inject({ method: 'DELETE', url: `/v1/admin/devshards/${id}`, headers: adminHeaders() }))
+        .statusCode,
+    ).toBe(200);
   });
 
   it('finalize with an empty id is 404 with an empty body; an unknown id 404 by name', async () => {

@@ -25,8 +25,10 @@ export const TRANSITIONS = {
   finalized: { from: ['finalizing'], to: 'finalized' },
   /** The settle tx hash is committed (chain_tx_commitments) before broadcast. */
   settle: { from: ['finalized'], to: 'settling' },
-  /** The chain reports the escrow settled. */
-  settled: { from: ['settling'], to: 'settled' },
+  /** The chain reports the escrow settled (also when settled elsewhere, e.g. by the CLI). */
+  settled: { from: ['settling', 'finalized'], to: 'settled' },
+  /** The settle tx failed on chain: back to finalized, so the operator can fix and retry. */
+  settleFailed: { from: ['settling'], to: 'finalized' },
 } as const satisfies Record<string, { from: readonly LifecycleState[]; to: LifecycleState }>;
 export type TransitionName = keyof typeof TRANSITIONS;
 

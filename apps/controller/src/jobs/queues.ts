@@ -6,6 +6,8 @@
 export const QUEUE_NAMES = {
   /** Upkeep: ask the chain about every commitment whose outcome is not final (architecture §3). */
   reconcileCommitments: 'reconcile-commitments',
+  /** Finalize if needed, then MsgSettleDevshardEscrow (escrow/settle.ts). */
+  settle: 'settle',
 } as const;
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 
@@ -15,6 +17,8 @@ export const JOB_IDS = {
   reconcileSchedule: 'reconcile-commitments-every',
   /** A one-off reconciliation of one tx (after a create or settle answered `unknown`). */
   reconcileTx: (txHash: string) => `reconcile-${txHash.toUpperCase()}`,
+  /** One settle per escrow: a double click or a second controller enqueues it once. */
+  settle: (escrowId: bigint) => `settle-${escrowId}`,
 } as const;
 
 /** Retries with exponential backoff; a job that keeps failing stays visible as failed. */

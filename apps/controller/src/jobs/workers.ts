@@ -1,22 +1,30 @@
-// The controller's BullMQ workers and schedules. Each worker gets its own Redis connection (a
-// worker blocks on it); queues and workers share the configured prefix.
+// The controller's BullMQ queues, workers and schedules. Queues exist in every controller (the
+// admin routes enqueue); workers and schedules only where `workers` is on. Each worker gets its own
+// Redis connection (a worker blocks on it); everything shares the configured key prefix.
 import { closeRedis, openRedis } from '@gonka-gateway/shared';
-import { Queue, Worker } from 'bullmq';
+import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ControllerContext } from '../controller-context.js';
+import { settleEscrow } from '../escrow/settle.js';
 import { DEFAULT_JOB_OPTIONS, JOB_IDS, QUEUE_NAMES, RECONCILE_EVERY_MS } from './queues.js';
 import { reconcileOpenCommitments } from './reconcile-commitments.js';
 
+export interface SettleJobData {
+  escrowId: string;
+  privateKeyEnv: string;
+}
+
 export interface ControllerJobs {
   reconcile: Queue;
-  /** Enqueues a reconciliation of one tx (idempotent: one job per hash). */
-  reconcileTx(txHash: string): Promise<void>;
+  settle: Queue<SettleJobData>;
+  /** Enqueues the settle job of an escrow once (a failed one is retried); returns its id. */
+  enqueueSettle(escrowId: bigint, privateKeyEnv: string): Promise<string>;
   close(): Promise<void>;
 }
 
 export async function startControllerJobs(
   ctx: ControllerContext,
-  options: { redisUrl: string; schedule?: boolean },
+  options: { redisUrl: string; workers: boolean },
 ): Promise<ControllerJobs> {
   const connections: Redis[] = [];
   const connection = () => {
@@ -25,18 +33,29 @@ export async function startControllerJobs(
     return c;
   };
   const prefix = ctx.keys.bullPrefix;
-  const reconcile = new Queue(QUEUE_NAMES.reconcileCommitments, {
-    connection: connection(),
-    prefix,
-    defaultJobOptions: DEFAULT_JOB_OPTIONS,
-  });
-  const worker = new Worker(
-    QUEUE_NAMES.reconcileCommitments,
-    async (job) => reconcileOpenCommitments(ctx, (job.data as { txHash?: string }).txHash),
-    { connection: connection(), prefix, concurrency: 1 },
-  );
-  worker.on('failed', (job, err) => ctx.logger.warn({ jobId: job?.id, err }, 'reconcile job failed'));
-  if (options.schedule ?? true) {
+  const queueOptions = { connection: connection(), prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
+  const reconcile = new Queue(QUEUE_NAMES.reconcileCommitments, queueOptions);
+  const settle = new Queue<SettleJobData>(QUEUE_NAMES.settle, queueOptions);
+  const workers: Worker[] = [];
+  if (options.workers) {
+    workers.push(
+      new Worker(
+        QUEUE_NAMES.reconcileCommitments,
+        async (job: Job<{ txHash?: string }>) => reconcileOpenCommitments(ctx, job.data.txHash),
+        { connection: connection(), prefix, concurrency: 1 },
+      ),
+      new Worker(
+        QUEUE_NAMES.settle,
+        async (job: Job<SettleJobData>) =>
+          settleEscrow(ctx, BigInt(job.data.escrowId), job.data.privateKeyEnv),
+        { connection: connection(), prefix, concurrency: 2 },
+      ),
+    );
+    for (const w of workers) {
+      w.on('failed', (job, err) =>
+        ctx.logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'),
+      );
+    }
     await reconcile.upsertJobScheduler(
       JOB_IDS.reconcileSchedule,
       { every: RECONCILE_EVERY_MS },
@@ -45,12 +64,24 @@ export async function startControllerJobs(
   }
   return {
     reconcile,
-    async reconcileTx(txHash) {
-      await reconcile.add('reconcile-tx', { txHash }, { jobId: JOB_IDS.reconcileTx(txHash) });
+    settle,
+    async enqueueSettle(escrowId, privateKeyEnv) {
+      const jobId = JOB_IDS.settle(escrowId);
+      const existing = await settle.getJob(jobId);
+      if (existing) {
+        const state = await existing.getState();
+        // Waiting or running: the same settle is under way, never a second one.
+        if (state !== 'failed' && state !== 'completed') return jobId;
+        // A finished run is replaced by a fresh one with this request's key name; the job itself
+        // is idempotent (a settled escrow is done, a committed tx is reconciled before anything).
+        await existing.remove();
+      }
+      await settle.add('settle', { escrowId: escrowId.toString(), privateKeyEnv }, { jobId });
+      return jobId;
     },
     async close() {
-      await worker.close();
-      await reconcile.close();
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all([reconcile.close(), settle.close()]);
       await Promise.all(connections.map(closeRedis));
     },
   };
