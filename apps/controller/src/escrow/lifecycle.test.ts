@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { findEscrowSettledEvents, lookupTx, queryEscrow } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { HttpHostTransport, UserSession } from '@gonka-gateway/devshard';
-import { EscrowLease } from '@gonka-gateway/escrow-runtime';
+import { creatorKeyFromEnv, EscrowLease, OwnershipRuntime } from '@gonka-gateway/escrow-runtime';
 import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -224,6 +224,57 @@ describe('escrow lifecycle through the controller', () => {
       (await app.inject({ method: 'DELETE', url: `/v1/admin/devshards/${id}`, headers: adminHeaders() }))
         .statusCode,
     ).toBe(200);
+  });
+
+  it('a real owner replica (OwnershipRuntime) sees draining on its claim pass, hands over, and finalize completes', async () => {
+    const id = await createRegistered();
+    const runtime = new OwnershipRuntime({
+      sql: h.sql,
+      redis: h.redis.redis,
+      keys: ctx.keys,
+      replicaId: 'replica-real',
+      url: 'http://127.0.0.1:1',
+      leaseTtlMs: 3_000,
+      store: ctx.store,
+      signerFor: creatorKeyFromEnv({ ...h.env, DEVSHARD_PRIVATE_KEY: h.env.CREATOR_KEY }),
+      resolveHost: ctx.hosts.resolve,
+      prepare: () => ctx.hosts.refresh(),
+      session: { clock: devnetSessionClock(h.devnet) },
+    });
+    await runtime.start();
+    try {
+      // Claimed within a pass (TTL/3) and serving once its session is open.
+      const serving = () => runtime.sessions.list().some((e) => e.escrowId === id && e.state === 'serving');
+      for (let i = 0; i < 300 && !serving(); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(serving()).toBe(true);
+      for (let i = 0; i < 2; i++) {
+        const bytes = new TextEncoder().encode(
+          JSON.stringify({ model: QWEN_MODEL, messages: [{ role: 'user', content: `real ${i}` }] }),
+        );
+        await runtime.sessions.infer(id, {
+          body: bytes,
+          model: QWEN_MODEL,
+          inputLength: BigInt(bytes.length),
+          maxTokens: 64n,
+          stream: false,
+        });
+      }
+      const patient = await h.build({ drainWaitMs: 15_000 });
+      const res = await patient.inject({
+        method: 'POST',
+        url: `/devshard/${id}/v1/finalize`,
+        headers: adminHeaders(),
+      });
+      expect(res.statusCode).toBe(200);
+      expect(runtime.sessions.owned().has(id)).toBe(false);
+      expect(JSON.parse(res.body).escrow_id).toBe(id.toString());
+      // The diffs the owner signed and the controller's finalize rounds form one chain of nonces.
+      const [head] =
+        await h.sql`select last_nonce::int as n from session_heads where escrow_id = ${id.toString()}`;
+      expect(head!.n).toBeGreaterThan(2);
+    } finally {
+      await runtime.close();
+    }
   });
 
   it('finalize with an empty id is 404 with an empty body; an unknown id 404 by name', async () => {
