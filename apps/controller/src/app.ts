@@ -48,7 +48,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
   // A plain postgres.js pool: drizzle's wrapper (infra.database.sql) replaces the json and timestamp
   // serializers, which the session store and the raw SQL here rely on.
   const sql = postgres(deps.config.databaseUrl, {
-    max: 5,
+    max: 10,
     onnotice: () => {},
     connection: { application_name: 'controller' },
   });

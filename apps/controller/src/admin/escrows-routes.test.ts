@@ -180,6 +180,18 @@ describe('POST /v1/admin/escrows', () => {
     expect(other.json().error.param).toBe('Idempotency-Key');
   });
 
+  it('runs more concurrent creates than the lock slots without starving the connection pool', async () => {
+    const lastId = h.devnet.chain.lastEscrowId();
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        post(body({ register: i % 2 === 0 }), adminHeaders({ 'idempotency-key': `many-${i}` })),
+      ),
+    );
+    expect(results.map((r) => r.statusCode)).toEqual(Array(12).fill(200));
+    expect(new Set(results.map((r) => r.json().escrow_id)).size).toBe(12);
+    expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 12n);
+  });
+
   it('stores a body private_key only encrypted, and never echoes or audits it', async () => {
     const hex = h.env.CREATOR_KEY!;
     const res = await post(body({ private_key_env: undefined, private_key: hex }));

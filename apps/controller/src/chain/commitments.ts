@@ -158,21 +158,49 @@ export async function reconcileCommitment(
 }
 
 /**
+ * At most this many keyed operations hold a reserved connection at once: each holds one for its
+ * whole run (broadcast and poll included) while its queries use others from the pool, so the pool
+ * (app.ts: 10) must always keep connections free for them.
+ */
+export const MAX_LOCKED_OPERATIONS = 4;
+let lockedOperations = 0;
+const waitingForSlot: Array<() => void> = [];
+
+async function takeSlot(): Promise<void> {
+  if (lockedOperations < MAX_LOCKED_OPERATIONS) {
+    lockedOperations++;
+    return;
+  }
+  await new Promise<void>((resolve) => waitingForSlot.push(resolve));
+}
+
+function giveSlot(): void {
+  const next = waitingForSlot.shift();
+  if (next) next();
+  else lockedOperations--;
+}
+
+/**
  * Runs `work` holding a session advisory lock on the business key, on one reserved connection:
  * two requests with the same Idempotency-Key (or two workers on one settle) run one after the other,
- * and the second sees what the first committed.
+ * and the second sees what the first committed. Never nest two of these (a slot each).
  */
 export async function withBusinessLock<T>(sql: Sql, businessKey: string, work: () => Promise<T>): Promise<T> {
   const lockId = createHash('sha256').update(businessKey).digest().readBigInt64BE(0);
-  const conn = await sql.reserve();
+  await takeSlot();
   try {
-    await conn`select pg_advisory_lock(${lockId.toString()}::bigint)`;
+    const conn = await sql.reserve();
     try {
-      return await work();
+      await conn`select pg_advisory_lock(${lockId.toString()}::bigint)`;
+      try {
+        return await work();
+      } finally {
+        await conn`select pg_advisory_unlock(${lockId.toString()}::bigint)`;
+      }
     } finally {
-      await conn`select pg_advisory_unlock(${lockId.toString()}::bigint)`;
+      conn.release();
     }
   } finally {
-    conn.release();
+    giveSlot();
   }
 }
