@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findEscrowSettledEvents, lookupTx, queryEscrow } from '@gonka-gateway/chain';
+import { createChainClient, findEscrowSettledEvents, lookupTx, queryEscrow } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { HttpHostTransport, UserSession } from '@gonka-gateway/devshard';
 import { creatorKeyFromEnv, EscrowLease, OwnershipRuntime } from '@gonka-gateway/escrow-runtime';
@@ -19,6 +19,7 @@ import {
   startControllerHarness,
 } from '../testing/controller-harness.js';
 import { devnetSessionClock } from '../testing/devnet-clock.js';
+import { settleEscrow } from './settle.js';
 
 describe('escrow lifecycle through the controller', () => {
   let h: ControllerHarness;
@@ -275,6 +276,61 @@ describe('escrow lifecycle through the controller', () => {
     } finally {
       await runtime.close();
     }
+  });
+
+  it('a settle whose broadcast answer is lost is reconciled by hash on retry: settled once, refunded once', async () => {
+    const id = await createRegistered();
+    const owner = await ownAs(id, 'replica-c');
+    await infer(owner.session, 0);
+    await owner.session.close();
+    await owner.lease.release();
+
+    // The node takes the broadcast but the answer never arrives, and the tx index stays dark: the
+    // controller cannot know whether the tx landed (a crash between broadcast and result looks the same).
+    let dark = true;
+    const lossy: typeof fetch = async (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (dark && init?.method === 'POST' && url.endsWith('/cosmos/tx/v1beta1/txs')) {
+        await fetch(input, init);
+        throw new TypeError('fetch failed: connection reset');
+      }
+      if (dark && url.includes('/cosmos/tx/v1beta1/txs/')) return new Response('{"code":5}', { status: 404 });
+      return fetch(input, init);
+    };
+    const lossyChain = createChainClient({
+      chainRest: h.devnet.urls.chainRest,
+      publicApi: h.devnet.urls.node,
+      timeoutMs: 10_000,
+      fetch: lossy,
+    });
+    const creator = h.account('creator-0').address;
+    const before = h.devnet.chain.balanceOf(creator);
+    const blind = h.context({ chain: lossyChain, poll: { intervalMs: 20, timeoutMs: 300 } });
+    await expect(settleEscrow(blind, id, 'CREATOR_KEY')).rejects.toThrow(/outcome unknown/);
+    expect(await h.sql`select state from escrows where escrow_id = ${id.toString()}`).toEqual([
+      { state: 'settling' },
+    ]);
+    const [pending] = await h.sql`
+      select tx_hash, status from chain_tx_commitments where kind = 'settle_escrow' and escrow_id = ${id.toString()}`;
+    expect(pending!.status).toBe('unknown');
+    // It did land.
+    expect((await queryEscrow(h.chain, id)).escrow?.settled).toBe(true);
+
+    // The job's retry: the hash is looked up before anything is signed.
+    dark = false;
+    expect(await settleEscrow(blind, id, 'CREATOR_KEY')).toEqual({
+      status: 'settled',
+      txHash: pending!.tx_hash,
+    });
+    expect(await settleEscrow(blind, id, 'CREATOR_KEY')).toEqual({ status: 'settled', txHash: null });
+    const commitments = await h.sql`
+      select tx_hash, status from chain_tx_commitments where kind = 'settle_escrow' and escrow_id = ${id.toString()}`;
+    expect(commitments).toEqual([{ tx_hash: pending!.tx_hash, status: 'included' }]);
+    const found = await lookupTx(h.chain, pending!.tx_hash);
+    const [event] = findEscrowSettledEvents(
+      found.kind === 'found' && found.outcome.status === 'included' ? found.outcome.events : [],
+    );
+    expect(h.devnet.chain.balanceOf(creator) - before).toBe(event!.remainder);
   });
 
   it('finalize with an empty id is 404 with an empty body; an unknown id 404 by name', async () => {

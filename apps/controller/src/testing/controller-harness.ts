@@ -40,7 +40,10 @@ export interface ControllerHarness {
   account(name: string): DevAccount;
   build(options?: { encryption?: boolean; jobs?: boolean; drainWaitMs?: number }): Promise<FastifyInstance>;
   /** A context like the app's, for driving escrow/ and jobs/ functions directly. */
-  context(): ControllerContext;
+  context(overrides?: {
+    chain?: ChainClient;
+    poll?: { intervalMs: number; timeoutMs: number };
+  }): ControllerContext;
   storageDir: string;
   close(): Promise<void>;
 }
@@ -84,17 +87,17 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
     env,
     account,
     storageDir,
-    context() {
+    context(overrides = {}) {
       return createControllerContext({
         sql,
         redis: redis.redis,
         keys: redisKeys(redis.prefix),
-        chain,
+        chain: overrides.chain ?? chain,
         env,
         encryptionKey: Buffer.from(ENCRYPTION_KEY, 'hex'),
         gasLimit: 700_000n,
         logger: createLogger({ level: 'warn', name: 'controller-test' }),
-        poll: { intervalMs: 20, timeoutMs: 20_000 },
+        poll: overrides.poll ?? { intervalMs: 20, timeoutMs: 20_000 },
         nowNs,
         sessionClock: devnetSessionClock(devnet),
         storageDir,
