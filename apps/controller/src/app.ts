@@ -14,6 +14,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import postgres from 'postgres';
 import { adminAuth } from './admin/admin-auth.js';
+import { auditRoutes } from './admin/audit-routes.js';
 import { devshardsRoutes } from './admin/devshards-routes.js';
 import { escrowsRoutes } from './admin/escrows-routes.js';
 import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
@@ -90,6 +91,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(devshardsRoutes, { ctx, jobs });
     await admin.register(settingsRoutes, { ctx });
     await admin.register(finalizeRoutes, { ctx });
+    await admin.register(auditRoutes, { ctx });
   });
   return app;
 }
