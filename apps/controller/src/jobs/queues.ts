@@ -8,6 +8,8 @@ export const QUEUE_NAMES = {
   reconcileCommitments: 'reconcile-commitments',
   /** Finalize if needed, then MsgSettleDevshardEscrow (escrow/settle.ts). */
   settle: 'settle',
+  /** Upkeep: the balance / nonce check of every routed escrow (upkeep/depletion-check.ts). */
+  depletionCheck: 'depletion-check',
 } as const;
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 
@@ -15,6 +17,7 @@ export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 export const JOB_IDS = {
   /** The repeating reconciliation pass has one scheduler id. */
   reconcileSchedule: 'reconcile-commitments-every',
+  depletionSchedule: 'depletion-check-every',
   /** A one-off reconciliation of one tx (after a create or settle answered `unknown`). */
   reconcileTx: (txHash: string) => `reconcile-${txHash.toUpperCase()}`,
   /** One settle per escrow: a double click or a second controller enqueues it once. */
@@ -31,3 +34,5 @@ export const DEFAULT_JOB_OPTIONS = {
 
 /** About every 30 s, like the other upkeep passes (spec §8). */
 export const RECONCILE_EVERY_MS = 30_000;
+/** Spec §3.1, §8: about every 30 s. */
+export const DEPLETION_CHECK_EVERY_MS = 30_000;

@@ -6,7 +6,14 @@ import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
-import { DEFAULT_JOB_OPTIONS, JOB_IDS, QUEUE_NAMES, RECONCILE_EVERY_MS } from './queues.js';
+import { checkDepletion } from '../upkeep/depletion-check.js';
+import {
+  DEFAULT_JOB_OPTIONS,
+  DEPLETION_CHECK_EVERY_MS,
+  JOB_IDS,
+  QUEUE_NAMES,
+  RECONCILE_EVERY_MS,
+} from './queues.js';
 import { reconcileOpenCommitments } from './reconcile-commitments.js';
 
 export interface SettleJobData {
@@ -36,6 +43,21 @@ export async function startControllerJobs(
   const queueOptions = { connection: connection(), prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
   const reconcile = new Queue(QUEUE_NAMES.reconcileCommitments, queueOptions);
   const settle = new Queue<SettleJobData>(QUEUE_NAMES.settle, queueOptions);
+  const depletion = new Queue(QUEUE_NAMES.depletionCheck, queueOptions);
+  const enqueueSettle = async (escrowId: bigint, privateKeyEnv: string): Promise<string> => {
+    const jobId = JOB_IDS.settle(escrowId);
+    const existing = await settle.getJob(jobId);
+    if (existing) {
+      const state = await existing.getState();
+      // Waiting or running: the same settle is under way, never a second one.
+      if (state !== 'failed' && state !== 'completed') return jobId;
+      // A finished run is replaced by a fresh one with this request's key name; the job itself
+      // is idempotent (a settled escrow is done, a committed tx is reconciled before anything).
+      await existing.remove();
+    }
+    await settle.add('settle', { escrowId: escrowId.toString(), privateKeyEnv }, { jobId });
+    return jobId;
+  };
   const workers: Worker[] = [];
   if (options.workers) {
     workers.push(
@@ -51,6 +73,16 @@ export async function startControllerJobs(
         { connection: connection(), prefix, concurrency: 2 },
       ),
     );
+    workers.push(
+      new Worker(
+        QUEUE_NAMES.depletionCheck,
+        async () => {
+          const findings = await checkDepletion(ctx, { enqueueSettle });
+          return findings.map((f) => ({ ...f, escrowId: f.escrowId.toString() }));
+        },
+        { connection: connection(), prefix, concurrency: 1 },
+      ),
+    );
     for (const w of workers) {
       w.on('failed', (job, err) =>
         ctx.logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'),
@@ -61,27 +93,19 @@ export async function startControllerJobs(
       { every: RECONCILE_EVERY_MS },
       { data: {} },
     );
+    await depletion.upsertJobScheduler(
+      JOB_IDS.depletionSchedule,
+      { every: DEPLETION_CHECK_EVERY_MS },
+      { data: {} },
+    );
   }
   return {
     reconcile,
     settle,
-    async enqueueSettle(escrowId, privateKeyEnv) {
-      const jobId = JOB_IDS.settle(escrowId);
-      const existing = await settle.getJob(jobId);
-      if (existing) {
-        const state = await existing.getState();
-        // Waiting or running: the same settle is under way, never a second one.
-        if (state !== 'failed' && state !== 'completed') return jobId;
-        // A finished run is replaced by a fresh one with this request's key name; the job itself
-        // is idempotent (a settled escrow is done, a committed tx is reconciled before anything).
-        await existing.remove();
-      }
-      await settle.add('settle', { escrowId: escrowId.toString(), privateKeyEnv }, { jobId });
-      return jobId;
-    },
+    enqueueSettle,
     async close() {
       await Promise.all(workers.map((w) => w.close()));
-      await Promise.all([reconcile.close(), settle.close()]);
+      await Promise.all([reconcile.close(), settle.close(), depletion.close()]);
       await Promise.all(connections.map(closeRedis));
     },
   };
