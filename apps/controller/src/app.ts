@@ -15,6 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import postgres from 'postgres';
 import { adminAuth } from './admin/admin-auth.js';
 import { auditRoutes } from './admin/audit-routes.js';
+import { debugRoutes } from './admin/debug-routes.js';
 import { devshardsRoutes } from './admin/devshards-routes.js';
 import { escrowsRoutes } from './admin/escrows-routes.js';
 import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
@@ -92,6 +93,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(settingsRoutes, { ctx });
     await admin.register(finalizeRoutes, { ctx });
     await admin.register(auditRoutes, { ctx });
+    await admin.register(debugRoutes, { ctx });
   });
   return app;
 }

@@ -112,5 +112,22 @@ describe('depletion check', () => {
       ]);
     }
     expect(new Set(settles).size).toBe(2);
+
+    // /v1/debug/rotation shows the setting and where the chain is.
+    const debug = await call('GET', '/v1/debug/rotation');
+    expect(debug.statusCode).toBe(200);
+    expect(debug.json()).toMatchObject({
+      enabled: true,
+      chain: {
+        block_height: expect.any(Number),
+        epoch_index: expect.any(Number),
+        phase: expect.any(String),
+        blocks_to_epoch_switch: expect.any(Number),
+        blocks_until_next_rotation: expect.any(Number),
+      },
+      settings: { enabled: true, pre_poc_blocks: 300 },
+      latest: { [QWEN_MODEL]: { stage: 'idle', created: 0, last_error: null } },
+    });
+    expect((await app.inject({ method: 'GET', url: '/v1/debug/rotation' })).statusCode).toBe(401);
   });
 });
