@@ -23,6 +23,7 @@ import { settingsRoutes } from './admin/settings-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
 import { startControllerJobs } from './jobs/workers.js';
 import { healthRoute } from './routes/health.js';
+import { openApiRoutes } from './routes/openapi.js';
 
 export interface ControllerDeps {
   config: GatewayConfig;
@@ -83,6 +84,8 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
   });
   app.addHook('onClose', () => jobs.close());
   await app.register(errorHandling);
+  // Before every other route: it collects their schemas.
+  await openApiRoutes(app);
   await app.register(metricsRoute, { registry: deps.registry });
   await app.register(healthRoute, { infra: deps.infra });
   await app.register(emptyIdFinalizeRoute);

@@ -243,4 +243,37 @@ describe('admin devshards and settings', () => {
     expect(published).toEqual([String(revision + 1n), String(revision + 2n), 'fence']);
     await sub.quit();
   });
+
+  it('serves an OpenAPI document generated from the route schemas, and a /docs index', async () => {
+    const res = await app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    const create = doc.paths['/v1/admin/escrows'].post;
+    expect(create.security).toEqual([{ adminKey: [] }]);
+    expect(create.requestBody.content['application/json'].schema.required).toEqual([
+      'amount',
+      'model_id',
+      'chain_id',
+    ]);
+    expect(create.parameters).toContainEqual(
+      expect.objectContaining({ name: 'idempotency-key', in: 'header' }),
+    );
+    expect(create.responses['200'].content['application/json'].schema.required).toContain('escrow_id');
+    expect(doc.paths['/v1/admin/devshards/{id}/settle'].post.parameters).toContainEqual(
+      expect.objectContaining({ name: 'id', in: 'path', required: true }),
+    );
+    for (const path of [
+      '/v1/admin/devshards',
+      '/v1/admin/settings',
+      '/devshard/{id}/v1/finalize',
+      '/v1/debug/rotation',
+      '/v1/admin/audit',
+    ]) {
+      expect(Object.keys(doc.paths)).toContain(path);
+    }
+    const docs = await app.inject({ method: 'GET', url: '/docs' });
+    expect(docs.headers['content-type']).toMatch(/text\/html/);
+    expect(docs.body).toContain('POST /v1/admin/escrows');
+  });
 });
