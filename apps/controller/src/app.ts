@@ -21,6 +21,7 @@ import { escrowsRoutes } from './admin/escrows-routes.js';
 import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
 import { settingsRoutes } from './admin/settings-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
+import { bootstrapEscrows } from './escrow/bootstrap.js';
 import { startControllerJobs } from './jobs/workers.js';
 import { healthRoute } from './routes/health.js';
 import { openApiRoutes } from './routes/openapi.js';
@@ -41,6 +42,11 @@ export interface ControllerDeps {
   sessionClock?: Clock;
   /** How long finalize waits for an owner to hand an escrow back (default 30 s). */
   drainWaitMs?: number;
+  /**
+   * This start created the settings row (first start): register the escrows of DEVSHARDS_JSON /
+   * DEVSHARD_ESCROW_ID (spec §2.10). Restarts pass false.
+   */
+  firstStart?: boolean;
   /** Run the BullMQ workers and schedules here (default true); queues exist either way. */
   jobs?: boolean;
 }
@@ -98,5 +104,6 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(auditRoutes, { ctx });
     await admin.register(debugRoutes, { ctx });
   });
+  if (deps.firstStart) await bootstrapEscrows(ctx, deps.config.escrowMode);
   return app;
 }

@@ -244,6 +244,27 @@ describe('admin devshards and settings', () => {
     await sub.quit();
   });
 
+  it('registers DEVSHARDS_JSON escrows on the first start only, skipping an entry it cannot register', async () => {
+    const a = await onChainOnly();
+    const b = await onChainOnly();
+    const foreign = await onChainOnly('CREATOR_1_KEY');
+    const json = JSON.stringify([
+      { escrow_id: a, model_id: QWEN_MODEL },
+      { escrow_id: String(b), active: false, private_key_env: 'CREATOR_KEY' },
+      { escrow_id: foreign },
+    ]);
+    const rows = () =>
+      h.sql`select escrow_id::int as id, active from escrows where escrow_id in (${a}, ${b}, ${foreign}) order by escrow_id`;
+    // A restart (settings row already there) registers nothing.
+    await h.build({ config: { DEVSHARDS_JSON: json }, firstStart: false });
+    expect(await rows()).toEqual([]);
+    await h.build({ config: { DEVSHARDS_JSON: json }, firstStart: true });
+    expect(await rows()).toEqual([
+      { id: a, active: true },
+      { id: b, active: false },
+    ]);
+  });
+
   it('serves an OpenAPI document generated from the route schemas, and a /docs index', async () => {
     const res = await app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);

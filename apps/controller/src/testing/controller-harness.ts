@@ -38,7 +38,14 @@ export interface ControllerHarness {
   chainId: string;
   env: Record<string, string>;
   account(name: string): DevAccount;
-  build(options?: { encryption?: boolean; jobs?: boolean; drainWaitMs?: number }): Promise<FastifyInstance>;
+  build(options?: {
+    encryption?: boolean;
+    jobs?: boolean;
+    drainWaitMs?: number;
+    /** Extra configuration variables (e.g. DEVSHARDS_JSON). */
+    config?: Record<string, string>;
+    firstStart?: boolean;
+  }): Promise<FastifyInstance>;
   /** A context like the app's, for driving escrow/ and jobs/ functions directly. */
   context(overrides?: {
     chain?: ChainClient;
@@ -72,6 +79,7 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
     CREATOR_KEY: account('creator-0').key.exportHex(),
     CREATOR_1_KEY: account('creator-1').key.exportHex(),
     OUTSIDER_KEY: account('outsider').key.exportHex(),
+    DEVSHARD_PRIVATE_KEY: account('creator-0').key.exportHex(),
   };
   const apps: FastifyInstance[] = [];
   const sql = postgres(database.url, { max: 3, onnotice: () => {} });
@@ -115,6 +123,7 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
         DEVSHARD_CHAIN_REST: devnet.urls.chainRest,
         DEVSHARD_PUBLIC_API: devnet.urls.node,
         ...(options.encryption === false ? {} : { GATEWAY_ENCRYPTION_KEY: ENCRYPTION_KEY }),
+        ...options.config,
       });
       await bootstrapSettings(database.db, config);
       const app = await buildControllerApp({
@@ -128,6 +137,7 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
         drainWaitMs: options.drainWaitMs ?? 2_000,
         poll: { intervalMs: 20, timeoutMs: 20_000 },
         jobs: options.jobs ?? false,
+        firstStart: options.firstStart ?? false,
       });
       apps.push(app);
       return app;
