@@ -21,6 +21,7 @@ import { escrowsRoutes } from './admin/escrows-routes.js';
 import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
 import { settingsRoutes } from './admin/settings-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
+import { createControllerMetrics } from './controller-metrics.js';
 import { bootstrapEscrows } from './escrow/bootstrap.js';
 import { startControllerJobs } from './jobs/workers.js';
 import { healthRoute } from './routes/health.js';
@@ -83,6 +84,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     storageDir: deps.config.storageDir,
     controllerId: `controller-${randomUUID().slice(0, 8)}`,
     drainWaitMs: deps.drainWaitMs ?? 30_000,
+    metrics: createControllerMetrics(deps.registry),
   });
   const jobs = await startControllerJobs(ctx, {
     redisUrl: deps.config.redis.url,

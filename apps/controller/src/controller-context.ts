@@ -7,6 +7,7 @@ import { HostDirectory, PostgresSessionStore } from '@gonka-gateway/escrow-runti
 import type { Logger, RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type { Sql } from 'postgres';
+import type { ControllerMetrics } from './controller-metrics.js';
 
 export interface ControllerContext {
   sql: Sql;
@@ -31,6 +32,7 @@ export interface ControllerContext {
   hosts: HostDirectory;
   /** Session clock (default the system clock); the devnet tests pass the devnet's. */
   sessionClock?: Clock;
+  metrics?: ControllerMetrics;
   /** How long finalize waits for the owner to drain and release before answering 409 (default 30 s). */
   drainWaitMs: number;
 }

@@ -345,4 +345,34 @@ describe('escrow lifecycle through the controller', () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error.code).toBe('escrow_not_found');
   });
+
+  // These two move the chain's epochs: they run last in this file.
+  it('a settle after half of the window passed succeeds and is counted in /metrics', async () => {
+    const id = await createRegistered();
+    const escrowEpoch = (await queryEscrow(h.chain, id)).escrow!.epochIndex;
+    h.devnet.epochs.advanceTo(escrowEpoch + 1n);
+    const res = await call('POST', `/v1/admin/devshards/${id}/settle`, { private_key_env: 'CREATOR_KEY' });
+    expect(res.statusCode).toBe(202);
+    expect((await jobEnd(res.json().job_id)).state).toBe('completed');
+    expect((await queryEscrow(h.chain, id)).escrow?.settled).toBe(true);
+    const metrics = await app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toMatch(/devshard_gateway_settle_window_late_total\{stage="half_passed"\} 1/);
+  });
+
+  it('a settle after the window closed stops at once with the reason, sending nothing', async () => {
+    const id = await createRegistered();
+    const escrowEpoch = (await queryEscrow(h.chain, id)).escrow!.epochIndex;
+    h.devnet.epochs.advanceTo(escrowEpoch + 2n);
+    const res = await call('POST', `/v1/admin/devshards/${id}/settle`, { private_key_env: 'CREATOR_KEY' });
+    expect(res.statusCode).toBe(202);
+    const end = await jobEnd(res.json().job_id);
+    expect(end.state).toBe('failed');
+    expect(end.reason).toMatch(/can no longer be settled: the chain is in epoch .* \(settle rule 9\)/);
+    expect(await h.sql`select state from escrows where escrow_id = ${id.toString()}`).toEqual([
+      { state: 'active' },
+    ]);
+    expect(
+      await h.sql`select 1 from chain_tx_commitments where kind = 'settle_escrow' and escrow_id = ${id.toString()}`,
+    ).toEqual([]);
+  });
 });

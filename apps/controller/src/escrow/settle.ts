@@ -12,6 +12,7 @@ import {
   queryChainId,
   queryEscrow,
   queryInferenceParams,
+  queryLatestEpoch,
   type TxOutcome,
 } from '@gonka-gateway/chain';
 import { parseFinalizeDocument, settlementMessage } from '@gonka-gateway/devshard';
@@ -26,6 +27,7 @@ import {
 } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
 import { finalizeEscrow } from './finalize.js';
+import { settleWindowOf } from './settle-window.js';
 import { transition } from './transitions.js';
 
 export type SettleResult = { status: 'settled'; txHash: string | null };
@@ -38,10 +40,11 @@ export async function settleEscrow(
   privateKeyEnv: string,
 ): Promise<SettleResult> {
   return withBusinessLock(ctx.sql, settleBusinessKey(escrowId), async () => {
-    const [row] = await ctx.sql<{ state: string; creator: string }[]>`
-      select state, creator from escrows where escrow_id = ${escrowId.toString()}::numeric`;
+    const [row] = await ctx.sql<{ state: string; epoch_index: string }[]>`
+      select state, epoch_index::text as epoch_index from escrows where escrow_id = ${escrowId.toString()}::numeric`;
     if (!row) throw new UnrecoverableError(`escrow ${escrowId} is not registered`);
     if (row.state === 'settled') return { status: 'settled', txHash: null };
+    await watchWindow(ctx, escrowId, BigInt(row.epoch_index));
 
     const live = await liveCommitment(ctx.sql, settleBusinessKey(escrowId));
     if (live) {
@@ -93,6 +96,44 @@ export async function settleEscrow(
     await transition(ctx.sql, escrowId, 'settle');
     return send(ctx, escrowId, tx.txHash, tx.txBytes, tx.timeoutTimestampNs);
   });
+}
+
+/** Logs and counts a late settle; a closed window is final (the chain refuses, rule 9). */
+async function watchWindow(ctx: ControllerContext, escrowId: bigint, escrowEpoch: bigint): Promise<void> {
+  const [latest, params] = await Promise.all([queryLatestEpoch(ctx.chain), queryInferenceParams(ctx.chain)]);
+  const window = settleWindowOf(latest, params.epoch.epochLength, escrowEpoch);
+  const fields = {
+    escrowId: escrowId.toString(),
+    escrowEpoch: escrowEpoch.toString(),
+    chainEpoch: window.currentEpoch.toString(),
+    blocksLeft: window.blocksLeft.toString(),
+  };
+  if (window.stage === 'half_passed') {
+    ctx.metrics?.settleWindow.inc({ stage: 'half_passed' });
+    ctx.logger.warn(
+      { marker: 'escrow_settle_window_half_passed', ...fields },
+      'settlement: over half of the settle window has passed',
+    );
+  } else if (window.stage === 'closing') {
+    ctx.metrics?.settleWindow.inc({ stage: 'closing' });
+    ctx.logger.error(
+      { marker: 'escrow_settle_window_closing', ...fields },
+      'settlement: the settle window is about to close',
+    );
+  } else if (window.stage === 'closed') {
+    // A tx still unknown may have landed in time: the reconciliation below is by hash and still runs.
+    const live = await liveCommitment(ctx.sql, settleBusinessKey(escrowId));
+    const settledElsewhere = (await queryEscrow(ctx.chain, escrowId)).escrow?.settled === true;
+    if (!live && !settledElsewhere) {
+      ctx.logger.error(
+        { marker: 'escrow_settle_window_closed', ...fields },
+        'settlement: the settle window has closed',
+      );
+      throw new UnrecoverableError(
+        `escrow ${escrowId} (epoch ${escrowEpoch}) can no longer be settled: the chain is in epoch ${window.currentEpoch} (settle rule 9)`,
+      );
+    }
+  }
 }
 
 async function send(
