@@ -1,10 +1,16 @@
 // POST /v1/admin/escrows against the devnet chain, real Postgres and Redis, over Fastify inject.
-import { broadcastAndWait, findEscrowCreatedEvents, queryEscrow } from '@gonka-gateway/chain';
+import {
+  broadcastAndWait,
+  createChainClient,
+  findEscrowCreatedEvents,
+  queryEscrow,
+} from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
+import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordCommitment } from '../chain/commitments.js';
-import { createBusinessKey } from '../escrow/create.js';
+import { createBusinessKey, createEscrow } from '../escrow/create.js';
 import { reconcileOpenCommitments } from '../jobs/reconcile-commitments.js';
 import { openSecret } from '../secrets/secret-box.js';
 import {
@@ -265,6 +271,54 @@ describe('POST /v1/admin/escrows', () => {
     expect(await h.sql`select state from escrows where escrow_id = ${lastId.toString()}`).toEqual([
       { state: 'active' },
     ]);
+  });
+
+  it('a create whose broadcast answer is lost answers 504 with the hash; the retry with the key finds that tx', async () => {
+    let dark = true;
+    const lossy: typeof fetch = async (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (dark && init?.method === 'POST' && url.endsWith('/cosmos/tx/v1beta1/txs')) {
+        await fetch(input, init);
+        throw new TypeError('fetch failed: connection reset');
+      }
+      if (dark && url.includes('/cosmos/tx/v1beta1/txs/')) return new Response('{"code":5}', { status: 404 });
+      return fetch(input, init);
+    };
+    const blind = h.context({
+      chain: createChainClient({
+        chainRest: h.devnet.urls.chainRest,
+        publicApi: h.devnet.urls.node,
+        fetch: lossy,
+      }),
+      poll: { intervalMs: 20, timeoutMs: 300 },
+    });
+    const lastId = h.devnet.chain.lastEscrowId();
+    const request = {
+      amount: 5n * GNK,
+      modelId: QWEN_MODEL,
+      chainId: h.chainId,
+      register: true,
+      key: h.account('creator-0').key,
+      keySource: { env: 'CREATOR_KEY' },
+      idempotencyKey: 'lost-answer',
+    };
+    const lost = await createEscrow(blind, request).catch((err: unknown) => err);
+    expect(lost).toBeInstanceOf(GatewayError);
+    expect((lost as GatewayError).status).toBe(504);
+    const [commitment] = await h.sql`
+      select tx_hash, status from chain_tx_commitments where business_key = ${createBusinessKey('lost-answer')}`;
+    expect(commitment!.status).toBe('unknown');
+    expect((lost as GatewayError).message).toContain(commitment!.tx_hash);
+    // It landed; the retry must find it by hash, not sign a second create.
+    expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
+    dark = false;
+    const found = await createEscrow(blind, request);
+    expect(found).toMatchObject({
+      escrow_id: Number(lastId + 1n),
+      tx_hash: commitment!.tx_hash,
+      registered: true,
+    });
+    expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
   });
 
   it('the reconcile job records the outcome of a tx whose answer was lost, and expires one that never landed', async () => {
