@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ControllerContext } from '../controller-context.js';
 import { resolveCreatorKey } from '../escrow/creator-key.js';
 import { escrowViewSchema, readEscrowViews } from '../escrow/escrow-view.js';
-import { inFlightCount, publishPoolStatus, removeFromPool } from '../escrow/pool-status.js';
+import { inFlightCount, publishActivated, publishPoolStatus, removeFromPool } from '../escrow/pool-status.js';
 import { registerEscrow } from '../escrow/register.js';
 import { setRoutable } from '../escrow/transitions.js';
 import type { ControllerJobs } from '../jobs/workers.js';
@@ -127,7 +127,7 @@ export async function devshardsRoutes(
         );
       }
       await setRoutable(ctx.sql, id, true);
-      await ctx.redis.publish(ctx.keys.poolChanges, id.toString());
+      await publishActivated(ctx, id);
       return one(id);
     },
   );

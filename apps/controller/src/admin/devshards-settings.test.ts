@@ -107,6 +107,9 @@ describe('admin devshards and settings', () => {
       pool: { status: 'inactive', owner: 'replica-a' },
     });
     expect((await call('POST', '/v1/admin/devshards/424242/deactivate')).statusCode).toBe(404);
+    // Re-activated before the owner's claim pass drained it: the owner still serves, routing resumes.
+    const again = await call('POST', `/v1/admin/devshards/${id}/activate`);
+    expect(again.json()).toMatchObject({ active: true, pool: { status: 'active', owner: 'replica-a' } });
   });
 
   it('deletes only the local record, refusing while routed or with requests in flight unless forced', async () => {

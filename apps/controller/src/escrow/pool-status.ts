@@ -28,6 +28,28 @@ export async function publishPoolStatus(
   );
 }
 
+const ACTIVE_IF_OWNED = `if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HGET', KEYS[1], 'owner') ~= '' then
+  redis.call('HSET', KEYS[1], 'status', 'active', 'updated_at_ms', ARGV[1])
+end
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1`;
+
+/**
+ * Activate: an entry whose owner still serves the escrow (deactivated and re-activated before the
+ * owner's next claim pass drained it) gets `active` back; an unowned one is written whole by the
+ * replica that claims it.
+ */
+export async function publishActivated(ctx: ControllerContext, escrowId: bigint): Promise<void> {
+  await ctx.redis.eval(
+    ACTIVE_IF_OWNED,
+    1,
+    ctx.keys.poolEscrow(escrowId),
+    String(Date.now()),
+    ctx.keys.poolChanges,
+    escrowId.toString(),
+  );
+}
+
 /** DELETE of the local record: the entry leaves the pool (and its model's set). */
 export async function removeFromPool(
   ctx: ControllerContext,
