@@ -21,7 +21,7 @@ import { GatewayError } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import { inFlightCount, publishPoolStatus } from './pool-status.js';
 import { sessionKeyOf } from './session-key.js';
-import { transition } from './transitions.js';
+import { type TransitionResult, transition } from './transitions.js';
 
 /** Longer than the slowest session open (replay is synchronous; escrow-runtime README). */
 const CONTROLLER_LEASE_TTL_MS = 30_000;
@@ -53,12 +53,12 @@ export async function finalizeEscrow(ctx: ControllerContext, escrowId: bigint): 
     );
   }
   if (row.state === 'active') {
-    await transition(ctx.sql, escrowId, 'drain');
+    expectMoved(escrowId, await transition(ctx.sql, escrowId, 'drain'));
     ctx.logger.info({ escrowId: escrowId.toString() }, 'finalize: escrow marked draining');
   }
   await publishPoolStatus(ctx, escrowId, 'draining');
   await waitForRelease(ctx, escrowId);
-  await transition(ctx.sql, escrowId, 'finalize');
+  expectMoved(escrowId, await transition(ctx.sql, escrowId, 'finalize'));
 
   const lease = await EscrowLease.acquire({
     redis: ctx.redis,
@@ -88,6 +88,22 @@ export async function finalizeEscrow(ctx: ControllerContext, escrowId: bigint): 
     return (await storedFinalizeDocument(ctx, escrowId)) ?? fin.json;
   } finally {
     await lease.release();
+  }
+}
+
+/** A transition another process made first is fine; one the state forbids ends the call. */
+function expectMoved(escrowId: bigint, result: TransitionResult): void {
+  if (result.kind === 'refused') {
+    throw new GatewayError(
+      'conflict',
+      `escrow ${escrowId} is ${result.state}; it cannot be finalized from there`,
+      {
+        param: 'id',
+      },
+    );
+  }
+  if (result.kind === 'missing') {
+    throw new GatewayError('escrow_not_found', `escrow ${escrowId} is not registered`, { param: 'id' });
   }
 }
 

@@ -179,6 +179,18 @@ describe('escrow lifecycle through the controller', () => {
       { state: 'active' },
     ]);
 
+    // The entry the owner left in the pool when it let go.
+    await h.redis.redis.hset(ctx.keys.poolEscrow(id), {
+      escrow_id: id.toString(),
+      model_id: QWEN_MODEL,
+      status: 'draining',
+      capacity_weight: '1',
+      balance_estimate: '1',
+      nonce: '4',
+      owner: '',
+      updated_at_ms: '1',
+    });
+    await h.redis.redis.sadd(ctx.keys.poolModel(QWEN_MODEL), id.toString());
     const chain = h.devnet.chain;
     const creator = h.account('creator-0').address;
     const row = (await queryEscrow(h.chain, id)).escrow!;
@@ -198,6 +210,8 @@ describe('escrow lifecycle through the controller', () => {
       settle_tx_hash: expect.stringMatching(/^[0-9A-F]{64}$/),
     });
     expect((await queryEscrow(h.chain, id)).escrow?.settled).toBe(true);
+    expect(view.pool).toBeNull(); // out of the pool for good
+    expect(await h.redis.redis.sismember(ctx.keys.poolModel(QWEN_MODEL), id.toString())).toBe(0);
 
     const found = await lookupTx(h.chain, view.settle_tx_hash);
     expect(found.kind).toBe('found');

@@ -27,6 +27,7 @@ import {
 } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
 import { finalizeEscrow } from './finalize.js';
+import { removeFromPool } from './pool-status.js';
 import { settleWindowOf } from './settle-window.js';
 import { transition } from './transitions.js';
 
@@ -162,8 +163,11 @@ async function markSettled(
   txHash: string | null,
 ): Promise<SettleResult> {
   await transition(ctx.sql, escrowId, 'settled');
-  await ctx.sql`update escrows set last_error = null, updated_at = now() where escrow_id = ${escrowId.toString()}::numeric`;
-  await ctx.redis.publish(ctx.keys.poolChanges, escrowId.toString());
+  const [row] = await ctx.sql<{ model_id: string }[]>`
+    update escrows set last_error = null, updated_at = now() where escrow_id = ${escrowId.toString()}::numeric
+    returning model_id`;
+  // A settled escrow never routes again: its pool entry goes (and the change is announced).
+  if (row) await removeFromPool(ctx, escrowId, row.model_id);
   ctx.logger.info({ escrowId: escrowId.toString(), txHash }, 'escrow settled');
   return { status: 'settled', txHash };
 }
