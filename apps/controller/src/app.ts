@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { type ChainClient, createChainClient } from '@gonka-gateway/chain';
+import type { Clock } from '@gonka-gateway/devshard';
 import {
   createFastify,
   errorHandling,
@@ -6,22 +9,103 @@ import {
   type Logger,
   metricsRoute,
   type Registry,
+  redisKeys,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import postgres from 'postgres';
+import { adminAuth } from './admin/admin-auth.js';
+import { auditRoutes } from './admin/audit-routes.js';
+import { debugRoutes } from './admin/debug-routes.js';
+import { devshardsRoutes } from './admin/devshards-routes.js';
+import { escrowsRoutes } from './admin/escrows-routes.js';
+import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
+import { settingsRoutes } from './admin/settings-routes.js';
+import { type ControllerContext, createControllerContext } from './controller-context.js';
+import { createControllerMetrics } from './controller-metrics.js';
+import { bootstrapEscrows } from './escrow/bootstrap.js';
+import { startControllerJobs } from './jobs/workers.js';
 import { healthRoute } from './routes/health.js';
+import { openApiRoutes } from './routes/openapi.js';
 
 export interface ControllerDeps {
   config: GatewayConfig;
   infra: Pick<Infrastructure, 'database' | 'redis'>;
   registry: Registry;
   logger?: Logger;
+  /** Defaults to a client on the configured chain REST / tx-query / public node bases. */
+  chain?: ChainClient;
+  /** Where private_key_env names are looked up; default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Unordered-tx clock in ns (tests on the devnet pass its clock). */
+  nowNs?: () => bigint;
+  poll?: { intervalMs: number; timeoutMs: number };
+  /** Session clock of the sessions the controller opens (tests: the devnet clock). */
+  sessionClock?: Clock;
+  /** How long finalize waits for an owner to hand an escrow back (default 30 s). */
+  drainWaitMs?: number;
+  /**
+   * This start created the settings row (first start): register the escrows of DEVSHARDS_JSON /
+   * DEVSHARD_ESCROW_ID (spec §2.10). Restarts pass false.
+   */
+  firstStart?: boolean;
+  /** Run the BullMQ workers and schedules here (default true); queues exist either way. */
+  jobs?: boolean;
 }
 
 /** The control-plane app (architecture.md §1): admin API and job workers hang off this. */
 export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyInstance> {
   const app = createFastify(deps.logger);
+  // A plain postgres.js pool: drizzle's wrapper (infra.database.sql) replaces the json and timestamp
+  // serializers, which the session store and the raw SQL here rely on.
+  const sql = postgres(deps.config.databaseUrl, {
+    max: 10,
+    onnotice: () => {},
+    connection: { application_name: 'controller' },
+  });
+  app.addHook('onClose', () => sql.end({ timeout: 5 }));
+  const ctx: ControllerContext = createControllerContext({
+    sql,
+    redis: deps.infra.redis,
+    keys: redisKeys(deps.config.redis.keyPrefix),
+    chain:
+      deps.chain ??
+      createChainClient({
+        chainRest: deps.config.chain.restUrl,
+        txQueryRest: deps.config.chain.txQueryRestUrl,
+        publicApi: deps.config.chain.publicApiUrl,
+      }),
+    env: deps.env ?? process.env,
+    encryptionKey: deps.config.encryptionKey,
+    gasLimit: deps.config.chain.gasLimit,
+    logger: app.log as unknown as Logger,
+    poll: deps.poll ?? { intervalMs: 2_000, timeoutMs: 45_000 },
+    ...(deps.nowNs ? { nowNs: deps.nowNs } : {}),
+    ...(deps.sessionClock ? { sessionClock: deps.sessionClock } : {}),
+    storageDir: deps.config.storageDir,
+    controllerId: `controller-${randomUUID().slice(0, 8)}`,
+    drainWaitMs: deps.drainWaitMs ?? 30_000,
+    metrics: createControllerMetrics(deps.registry),
+  });
+  const jobs = await startControllerJobs(ctx, {
+    redisUrl: deps.config.redis.url,
+    workers: deps.jobs ?? true,
+  });
+  app.addHook('onClose', () => jobs.close());
   await app.register(errorHandling);
+  // Before every other route: it collects their schemas.
+  await openApiRoutes(app);
   await app.register(metricsRoute, { registry: deps.registry });
   await app.register(healthRoute, { infra: deps.infra });
+  await app.register(emptyIdFinalizeRoute);
+  await app.register(async (admin) => {
+    await adminAuth(admin, { adminKeyHash: deps.config.adminKeyHash, sql: ctx.sql });
+    await admin.register(escrowsRoutes, { ctx });
+    await admin.register(devshardsRoutes, { ctx, jobs });
+    await admin.register(settingsRoutes, { ctx });
+    await admin.register(finalizeRoutes, { ctx });
+    await admin.register(auditRoutes, { ctx });
+    await admin.register(debugRoutes, { ctx });
+  });
+  if (deps.firstStart) await bootstrapEscrows(ctx, deps.config.escrowMode);
   return app;
 }

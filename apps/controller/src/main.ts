@@ -7,7 +7,7 @@ runService({
   port: (config) => config.controller.port,
   beforeInfrastructure: prepareDatabase,
   build: async (deps) => {
-    await bootstrapSettingsOnce(deps.infra.database.db, deps.config, deps.logger);
-    return buildControllerApp(deps);
+    const firstStart = await bootstrapSettingsOnce(deps.infra.database.db, deps.config, deps.logger);
+    return buildControllerApp({ ...deps, firstStart });
   },
 });

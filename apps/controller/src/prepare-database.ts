@@ -14,11 +14,13 @@ export async function prepareDatabase(config: GatewayConfig, logger: Logger): Pr
   logger.info('database migrations applied');
 }
 
+/** Writes the settings row on the first start; true when this start did (spec §2.6, §2.10). */
 export async function bootstrapSettingsOnce(
   db: GatewayDb,
   config: GatewayConfig,
   logger: Logger,
-): Promise<void> {
-  if (await bootstrapSettings(db, config))
-    logger.info('settings bootstrapped from the environment (first start)');
+): Promise<boolean> {
+  const first = await bootstrapSettings(db, config);
+  if (first) logger.info('settings bootstrapped from the environment (first start)');
+  return first;
 }

@@ -1,0 +1,242 @@
+// /v1/admin/devshards (spec §4, §3.1): list and show registered escrows, register an existing
+// on-chain escrow (or import it inactive for a hot swap), activate/deactivate routing, and DELETE
+// the local record. Choices where the spec says "not shown" are in the README's table.
+import { queryChainId } from '@gonka-gateway/chain';
+import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
+import type { FastifyInstance } from 'fastify';
+import type { ControllerContext } from '../controller-context.js';
+import { resolveCreatorKey } from '../escrow/creator-key.js';
+import { escrowViewSchema, readEscrowViews } from '../escrow/escrow-view.js';
+import { inFlightCount, publishActivated, publishPoolStatus, removeFromPool } from '../escrow/pool-status.js';
+import { registerEscrow } from '../escrow/register.js';
+import { setRoutable } from '../escrow/transitions.js';
+import type { ControllerJobs } from '../jobs/workers.js';
+import { envNameSchema, errorResponses, escrowIdParams, toUint, uintSchema } from './schemas.js';
+
+interface RegisterBody {
+  escrow_id: number | string;
+  private_key?: string;
+  private_key_env?: string;
+  active?: boolean;
+}
+
+const registerBody = {
+  type: 'object',
+  required: ['escrow_id'],
+  additionalProperties: false,
+  properties: {
+    escrow_id: uintSchema,
+    private_key: { type: 'string', description: '64 hex characters; stored encrypted, never returned.' },
+    private_key_env: envNameSchema,
+    active: { type: 'boolean' },
+  },
+} as const;
+
+const viewResponse = { 200: escrowViewSchema, 201: escrowViewSchema, ...errorResponses } as const;
+
+type IdParams = { Params: { id: string } };
+
+export async function devshardsRoutes(
+  app: FastifyInstance,
+  options: { ctx: ControllerContext; jobs: ControllerJobs },
+): Promise<void> {
+  const { ctx, jobs } = options;
+
+  const one = async (id: bigint) => {
+    const [view] = await readEscrowViews(ctx, id);
+    if (!view) throw new GatewayError('escrow_not_found', `escrow ${id} is not registered`, { param: 'id' });
+    return view;
+  };
+
+  app.get(
+    '/v1/admin/devshards',
+    {
+      schema: {
+        response: {
+          200: {
+            type: 'object',
+            required: ['data'],
+            properties: { data: { type: 'array', items: escrowViewSchema } },
+          },
+          401: openAIErrorSchema,
+        },
+      },
+    },
+    async () => ({ data: await readEscrowViews(ctx) }),
+  );
+
+  app.get<IdParams>(
+    '/v1/admin/devshards/:id',
+    { schema: { params: escrowIdParams, response: viewResponse } },
+    async (request) => one(BigInt(request.params.id)),
+  );
+
+  const register =
+    (defaultActive: boolean) =>
+    async (request: { body: RegisterBody }, reply: { status(code: number): unknown }) => {
+      const body = request.body;
+      const escrowId = toUint(body.escrow_id, 'escrow_id');
+      const { key, source } = resolveCreatorKey(ctx, body);
+      const chainId = await queryChainId(ctx.chain);
+      const { inserted } = await registerEscrow(ctx, {
+        escrowId,
+        chainId,
+        keySource: source,
+        creator: key.address,
+        active: body.active ?? defaultActive,
+      });
+      reply.status(inserted ? 201 : 200);
+      return one(escrowId);
+    };
+
+  app.post<{ Body: RegisterBody }>(
+    '/v1/admin/devshards',
+    {
+      schema: {
+        body: registerBody,
+        response: viewResponse,
+      },
+    },
+    register(true),
+  );
+
+  app.post<{ Body: RegisterBody }>(
+    '/v1/admin/devshards/import',
+    {
+      schema: {
+        body: registerBody,
+        response: viewResponse,
+      },
+    },
+    register(false),
+  );
+
+  app.post<IdParams>(
+    '/v1/admin/devshards/:id/activate',
+    { schema: { params: escrowIdParams, response: viewResponse } },
+    async (request) => {
+      const id = BigInt(request.params.id);
+      const view = await one(id);
+      if (view.state !== 'active') {
+        throw new GatewayError(
+          'conflict',
+          `escrow ${id} is ${view.state}; only an active escrow can be routed`,
+          {
+            param: 'id',
+          },
+        );
+      }
+      await setRoutable(ctx.sql, id, true);
+      await publishActivated(ctx, id);
+      return one(id);
+    },
+  );
+
+  app.post<IdParams>(
+    '/v1/admin/devshards/:id/deactivate',
+    {
+      schema: {
+        params: escrowIdParams,
+        response: viewResponse,
+      },
+    },
+    async (request) => {
+      const id = BigInt(request.params.id);
+      await one(id);
+      await setRoutable(ctx.sql, id, false);
+      // Proxies skip it at once; its owner drains and releases it on the next claim pass.
+      await publishPoolStatus(ctx, id, 'inactive');
+      return one(id);
+    },
+  );
+
+  app.delete<IdParams & { Querystring: { force?: string } }>(
+    '/v1/admin/devshards/:id',
+    {
+      schema: {
+        params: escrowIdParams,
+        querystring: { type: 'object', properties: { force: { type: 'string', enum: ['true', 'false'] } } },
+        response: {
+          200: {
+            type: 'object',
+            required: ['escrow_id', 'deleted'],
+            properties: { escrow_id: { type: 'integer' }, deleted: { type: 'boolean' } },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const id = BigInt(request.params.id);
+      const view = await one(id);
+      const force = request.query.force === 'true';
+      if (!force) {
+        const inFlight = await inFlightCount(ctx, id);
+        if (inFlight > 0) {
+          throw new GatewayError(
+            'conflict',
+            `escrow ${id} has ${inFlight} requests in flight; retry later or use ?force=true`,
+            {
+              param: 'id',
+            },
+          );
+        }
+        if (view.state !== 'settled' && view.active) {
+          throw new GatewayError(
+            'conflict',
+            `escrow ${id} is ${view.state} and still routed; settle or deactivate it first, or use ?force=true`,
+            { param: 'id' },
+          );
+        }
+      }
+      await ctx.sql`delete from escrows where escrow_id = ${id.toString()}::numeric`;
+      await removeFromPool(ctx, id, view.model_id);
+      return { escrow_id: Number(id), deleted: true };
+    },
+  );
+
+  app.post<IdParams & { Body: { private_key_env: string } }>(
+    '/v1/admin/devshards/:id/settle',
+    {
+      schema: {
+        params: escrowIdParams,
+        body: {
+          type: 'object',
+          required: ['private_key_env'],
+          additionalProperties: false,
+          properties: { private_key_env: envNameSchema },
+        },
+        response: {
+          202: {
+            type: 'object',
+            required: ['escrow_id', 'job_id', 'state'],
+            properties: {
+              escrow_id: { type: 'integer' },
+              job_id: { type: 'string' },
+              state: { type: 'string' },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = BigInt(request.params.id);
+      const view = await one(id);
+      const name = request.body.private_key_env;
+      // Checked here so the operator hears at once; the job checks again (settler == creator).
+      const value = ctx.env[name];
+      if (value === undefined || value.trim() === '') {
+        throw new GatewayError(
+          'invalid_request',
+          `environment variable ${name} is not set on the controller`,
+          {
+            param: 'private_key_env',
+          },
+        );
+      }
+      const jobId = await jobs.enqueueSettle(id, name);
+      return reply.status(202).send({ escrow_id: Number(id), job_id: jobId, state: view.state });
+    },
+  );
+}

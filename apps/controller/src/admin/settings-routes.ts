@@ -1,0 +1,271 @@
+// GET/POST /v1/admin/settings (spec §2.4–§2.6, §3.2–§3.4). POST takes any subset; objects
+// (escrow_rotation, disabled) merge field by field, arrays (model_limits, escrow_rotation.models)
+// replace the whole list. The merged result is validated as a whole — a cap below the default, an
+// unknown model id, a new_url that is not http(s), a private_key_env naming an unset variable are
+// 400s naming the field — then written with settings.revision + 1 and the revision published on
+// the settings channel, so every proxy reloads at once. Amounts are kept as decimal strings.
+import { queryGovernanceModels } from '@gonka-gateway/chain';
+import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
+import type { FastifyInstance } from 'fastify';
+import type { ControllerContext } from '../controller-context.js';
+import { envNameSchema, errorResponses, toUint, uintSchema } from './schemas.js';
+
+interface RotationModel {
+  model_id: string;
+  temp_count: number;
+  target_count: number;
+  amount: string | number;
+  private_key_env: string;
+  /** Issue 12 "a per-model switch for rotation settlement": false = rotated-out escrows are only finalized. */
+  settle?: boolean;
+}
+
+interface Settings {
+  default_request_max_tokens: number;
+  request_max_tokens_cap: number;
+  model_limits: { model_id: string; access_mode: 'admin_only' | 'api_key' }[];
+  escrow_rotation: { enabled: boolean; pre_poc_blocks: number; models: RotationModel[] };
+  disabled: { enabled: boolean; message: string; new_url: string | null };
+}
+
+type SettingsPatch = Partial<
+  Omit<Settings, 'escrow_rotation' | 'disabled'> & {
+    escrow_rotation: Partial<Settings['escrow_rotation']>;
+    disabled: Partial<Settings['disabled']>;
+  }
+>;
+
+const rotationModelSchema = {
+  type: 'object',
+  required: ['model_id', 'temp_count', 'target_count', 'amount', 'private_key_env'],
+  additionalProperties: false,
+  properties: {
+    model_id: { type: 'string', minLength: 1 },
+    temp_count: { type: 'integer', minimum: 0, maximum: 100 },
+    target_count: { type: 'integer', minimum: 0, maximum: 100 },
+    amount: uintSchema,
+    private_key_env: envNameSchema,
+    settle: { type: 'boolean' },
+  },
+} as const;
+
+const patchSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    default_request_max_tokens: { type: 'integer', minimum: 1 },
+    request_max_tokens_cap: { type: 'integer', minimum: 1 },
+    model_limits: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['model_id', 'access_mode'],
+        additionalProperties: false,
+        properties: {
+          model_id: { type: 'string', minLength: 1 },
+          access_mode: { type: 'string', enum: ['admin_only', 'api_key'] },
+        },
+      },
+    },
+    escrow_rotation: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        pre_poc_blocks: { type: 'integer', minimum: 1 },
+        models: { type: 'array', items: rotationModelSchema },
+      },
+    },
+    disabled: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        message: { type: 'string', maxLength: 2_000 },
+        new_url: { type: ['string', 'null'], maxLength: 2_000 },
+      },
+    },
+  },
+} as const;
+
+const settingsSchema = {
+  type: 'object',
+  properties: {
+    revision: { type: 'string' },
+    ...patchSchema.properties,
+    escrow_rotation: {
+      type: 'object',
+      properties: {
+        enabled: { type: 'boolean' },
+        pre_poc_blocks: { type: 'integer' },
+        models: {
+          type: 'array',
+          items: {
+            ...rotationModelSchema,
+            properties: { ...rotationModelSchema.properties, amount: { type: 'string' } },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+interface SettingsRow {
+  default_request_max_tokens: number;
+  request_max_tokens_cap: number;
+  model_limits: Settings['model_limits'];
+  escrow_rotation: Settings['escrow_rotation'];
+  disabled: Settings['disabled'];
+  revision: string;
+}
+
+async function readSettingsRow(ctx: ControllerContext): Promise<SettingsRow> {
+  const [row] = await ctx.sql<SettingsRow[]>`
+    select default_request_max_tokens, request_max_tokens_cap, model_limits, escrow_rotation, disabled,
+           revision::text as revision
+      from settings where id = 1`;
+  if (!row) throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
+  return row;
+}
+
+function view(row: SettingsRow) {
+  const rotation = row.escrow_rotation;
+  return {
+    revision: row.revision,
+    default_request_max_tokens: row.default_request_max_tokens,
+    request_max_tokens_cap: row.request_max_tokens_cap,
+    model_limits: row.model_limits,
+    escrow_rotation: {
+      enabled: rotation.enabled,
+      pre_poc_blocks: rotation.pre_poc_blocks,
+      models: rotation.models.map((m) => ({ ...m, amount: String(m.amount), settle: m.settle ?? true })),
+    },
+    disabled: {
+      enabled: row.disabled.enabled,
+      message: row.disabled.message ?? '',
+      new_url: row.disabled.new_url ?? null,
+    },
+  };
+}
+
+async function validate(ctx: ControllerContext, next: Settings, patch: SettingsPatch): Promise<void> {
+  if (next.request_max_tokens_cap < next.default_request_max_tokens) {
+    const param =
+      patch.request_max_tokens_cap !== undefined ? 'request_max_tokens_cap' : 'default_request_max_tokens';
+    throw new GatewayError(
+      'invalid_request',
+      `request_max_tokens_cap ${next.request_max_tokens_cap} is below default_request_max_tokens ${next.default_request_max_tokens}`,
+      { param },
+    );
+  }
+  const d = next.disabled;
+  if (d.new_url !== null && d.new_url !== undefined) {
+    let ok = false;
+    try {
+      const u = new URL(d.new_url);
+      ok = u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      ok = false;
+    }
+    if (!ok)
+      throw new GatewayError('invalid_request', 'disabled.new_url must be an http(s) URL', {
+        param: 'disabled.new_url',
+      });
+  }
+  if (d.enabled && !d.new_url) {
+    throw new GatewayError(
+      'invalid_request',
+      'disabled.enabled needs disabled.new_url (where clients are sent)',
+      {
+        param: 'disabled.new_url',
+      },
+    );
+  }
+  const seen = new Set<string>();
+  next.escrow_rotation.models.forEach((m, i) => {
+    if (seen.has(m.model_id)) {
+      throw new GatewayError('invalid_request', `escrow_rotation.models lists ${m.model_id} twice`, {
+        param: `escrow_rotation.models[${i}].model_id`,
+      });
+    }
+    seen.add(m.model_id);
+    toUint(m.amount, `escrow_rotation.models[${i}].amount`);
+    const value = ctx.env[m.private_key_env];
+    if (value === undefined || value.trim() === '') {
+      throw new GatewayError(
+        'invalid_request',
+        `environment variable ${m.private_key_env} is not set on the controller`,
+        {
+          param: `escrow_rotation.models[${i}].private_key_env`,
+        },
+      );
+    }
+  });
+  // Model ids are checked against the chain's governance models, only for lists that changed.
+  const named: Array<[string, string]> = [
+    ...(patch.model_limits ?? []).map((m, i): [string, string] => [
+      m.model_id,
+      `model_limits[${i}].model_id`,
+    ]),
+    ...(patch.escrow_rotation?.models ?? []).map((m, i): [string, string] => [
+      m.model_id,
+      `escrow_rotation.models[${i}].model_id`,
+    ]),
+  ];
+  if (named.length > 0) {
+    const models = new Set((await queryGovernanceModels(ctx.chain)).map((m) => m.id));
+    for (const [id, param] of named) {
+      if (!models.has(id))
+        throw new GatewayError('invalid_request', `model ${id} is not a governance model on this chain`, {
+          param,
+        });
+    }
+  }
+}
+
+export async function settingsRoutes(
+  app: FastifyInstance,
+  options: { ctx: ControllerContext },
+): Promise<void> {
+  const { ctx } = options;
+  app.get(
+    '/v1/admin/settings',
+    { schema: { response: { 200: settingsSchema, 401: openAIErrorSchema } } },
+    async () => view(await readSettingsRow(ctx)),
+  );
+
+  app.post<{ Body: SettingsPatch }>(
+    '/v1/admin/settings',
+    { schema: { body: patchSchema, response: { 200: settingsSchema, ...errorResponses } } },
+    async (request) => {
+      const patch = request.body;
+      const current = view(await readSettingsRow(ctx));
+      const next: Settings = {
+        default_request_max_tokens: patch.default_request_max_tokens ?? current.default_request_max_tokens,
+        request_max_tokens_cap: patch.request_max_tokens_cap ?? current.request_max_tokens_cap,
+        model_limits: patch.model_limits ?? current.model_limits,
+        escrow_rotation: { ...current.escrow_rotation, ...patch.escrow_rotation },
+        disabled: { ...current.disabled, ...patch.disabled },
+      };
+      await validate(ctx, next, patch);
+      next.escrow_rotation.models = next.escrow_rotation.models.map((m, i) => ({
+        ...m,
+        amount: toUint(m.amount, `escrow_rotation.models[${i}].amount`).toString(),
+        settle: m.settle ?? true,
+      }));
+      const [row] = await ctx.sql<SettingsRow[]>`
+        update settings set default_request_max_tokens = ${next.default_request_max_tokens},
+               request_max_tokens_cap = ${next.request_max_tokens_cap},
+               model_limits = ${ctx.sql.json(next.model_limits as never)},
+               escrow_rotation = ${ctx.sql.json(next.escrow_rotation as never)},
+               disabled = ${ctx.sql.json(next.disabled as never)},
+               revision = revision + 1, updated_at = now()
+         where id = 1
+        returning default_request_max_tokens, request_max_tokens_cap, model_limits, escrow_rotation, disabled,
+                  revision::text as revision`;
+      if (!row) throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
+      await ctx.redis.publish(ctx.keys.settingsChanges, row.revision);
+      return view(row);
+    },
+  );
+}

@@ -1,0 +1,293 @@
+// POST /v1/admin/escrows (spec §3.1 row 1, §4; issue 12 "create escrow"). Everything that can be
+// checked before signing is checked, and the answer names the field: chain id, model known to
+// governance, creator on `allowed_creator_addresses` (spec §1.8: only governance adds it),
+// min_amount ≤ amount ≤ max_amount, spendable ≥ amount + fee (keeper rule 7). Then the signed tx's
+// hash and bytes are committed (chain_tx_commitments) before broadcast. Requests with the same
+// Idempotency-Key run one at a time (advisory lock) and a retry resumes the first attempt's
+// commitment: included → the first answer; unknown → the chain is asked about that hash, and only
+// the same bytes are ever re-sent — so one key never creates a second escrow.
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  broadcastAndWait,
+  findEscrowCreatedEvents,
+  lookupTx,
+  type PrivateKey,
+  queryChainId,
+  queryGovernanceModels,
+  queryInferenceParams,
+  querySpendableBalance,
+  type TxIncluded,
+  type TxOutcome,
+} from '@gonka-gateway/chain';
+import { GatewayError } from '@gonka-gateway/shared';
+import {
+  type Commitment,
+  liveCommitment,
+  markBroadcast,
+  mergeResult,
+  reconcileCommitment,
+  recordCommitment,
+  recordOutcome,
+  withBusinessLock,
+} from '../chain/commitments.js';
+import type { ControllerContext } from '../controller-context.js';
+import { type KeySource, registerEscrow } from './register.js';
+
+export interface CreateEscrowRequest {
+  amount: bigint;
+  modelId: string;
+  chainId: string;
+  register: boolean;
+  key: PrivateKey;
+  keySource: KeySource;
+  idempotencyKey?: string;
+}
+
+export interface CreateEscrowResponse {
+  /** Spec §2.1: an integer. Escrow ids are a chain counter, far below 2^53. */
+  escrow_id: number;
+  tx_hash: string;
+  creator: string;
+  registered: boolean;
+}
+
+/** What identifies a request for its Idempotency-Key: a different request under one key is refused. */
+interface RequestFingerprint {
+  amount: string;
+  model_id: string;
+  chain_id: string;
+  register: boolean;
+  creator: string;
+}
+
+/** Field by field: the stored copy is jsonb, whose key order is not the insertion order. */
+function sameRequest(stored: RequestFingerprint | null, now: RequestFingerprint): boolean {
+  if (!stored) return false;
+  return (Object.keys(now) as (keyof RequestFingerprint)[]).every((k) => stored[k] === now[k]);
+}
+
+export function createBusinessKey(idempotencyKey: string | undefined): string {
+  if (idempotencyKey === undefined) return `create_escrow:request:${randomUUID()}`;
+  return `create_escrow:idempotency:${createHash('sha256').update(idempotencyKey).digest('hex')}`;
+}
+
+export async function createEscrow(
+  ctx: ControllerContext,
+  req: CreateEscrowRequest,
+): Promise<CreateEscrowResponse> {
+  const businessKey = createBusinessKey(req.idempotencyKey);
+  const fingerprint: RequestFingerprint = {
+    amount: req.amount.toString(),
+    model_id: req.modelId,
+    chain_id: req.chainId,
+    register: req.register,
+    creator: req.key.address,
+  };
+  return withBusinessLock(ctx.sql, businessKey, async () => {
+    const live = await liveCommitment(ctx.sql, businessKey);
+    if (live) {
+      const first = (live.result?.request ?? null) as RequestFingerprint | null;
+      if (!sameRequest(first, fingerprint)) {
+        throw new GatewayError(
+          'conflict',
+          'this Idempotency-Key was already used for a different escrow request (amount, model_id, chain_id, register or key differ)',
+          { param: 'Idempotency-Key' },
+        );
+      }
+      const resumed = await resume(ctx, live, req);
+      if (resumed) return resumed;
+    }
+    return createNew(ctx, req, businessKey, fingerprint);
+  });
+}
+
+/** Continues a live commitment; undefined when it expired unseen (a new tx is then safe). */
+async function resume(
+  ctx: ControllerContext,
+  live: Commitment,
+  req: CreateEscrowRequest,
+): Promise<CreateEscrowResponse | undefined> {
+  const stored = live.result?.response as CreateEscrowResponse | undefined;
+  if (live.status === 'included' && stored) return stored;
+  if (live.status === 'included') {
+    // Included, but the process stopped before the answer was stored: read the events again.
+    const lookup = await lookupTx(ctx.chain, live.txHash);
+    if (lookup.kind !== 'found') {
+      throw new GatewayError(
+        'chain_error',
+        `cannot read included create tx ${live.txHash} back from the chain; retry`,
+      );
+    }
+    return finish(ctx, req, lookup.outcome);
+  }
+  const reconciled = await reconcileCommitment(ctx.sql, ctx.chain, live);
+  ctx.logger.info(
+    { txHash: live.txHash, reconciled: reconciled.kind },
+    'create escrow: reconciled commitment',
+  );
+  switch (reconciled.kind) {
+    case 'included':
+    case 'failed':
+      return finish(ctx, req, reconciled.outcome);
+    case 'expired':
+      return undefined;
+    case 'unreachable':
+      throw new GatewayError(
+        'chain_error',
+        `cannot reach the chain to reconcile create tx ${live.txHash} (${reconciled.reason}); retry with the same Idempotency-Key`,
+      );
+    case 'pending':
+      // Not seen yet and still able to land: re-send the SAME bytes (one hash, executes at most once).
+      return send(ctx, req, live.txHash, live.txBytes);
+  }
+}
+
+async function createNew(
+  ctx: ControllerContext,
+  req: CreateEscrowRequest,
+  businessKey: string,
+  fingerprint: RequestFingerprint,
+): Promise<CreateEscrowResponse> {
+  const [chainId, params, models] = await Promise.all([
+    queryChainId(ctx.chain),
+    queryInferenceParams(ctx.chain),
+    queryGovernanceModels(ctx.chain),
+  ]);
+  if (req.chainId !== chainId) {
+    throw new GatewayError(
+      'invalid_request',
+      `chain_id ${req.chainId} does not match the chain's id ${chainId}`,
+      {
+        param: 'chain_id',
+      },
+    );
+  }
+  if (!models.some((m) => m.id === req.modelId)) {
+    throw new GatewayError(
+      'invalid_request',
+      `model_id ${req.modelId} is not a governance model on this chain`,
+      {
+        param: 'model_id',
+      },
+    );
+  }
+  const ep = params.devshardEscrow;
+  const creator = req.key.address;
+  if (ep.allowedCreatorAddresses.length > 0 && !ep.allowedCreatorAddresses.includes(creator)) {
+    throw new GatewayError(
+      'forbidden',
+      `creator ${creator} is not on the chain's allowed_creator_addresses; only governance can add it (spec §1.8)`,
+      { param: 'private_key' in req.keySource ? 'private_key' : 'private_key_env' },
+    );
+  }
+  if (req.amount < ep.minAmount) {
+    throw new GatewayError(
+      'invalid_request',
+      `amount ${req.amount} is below the chain's min_amount ${ep.minAmount}`,
+      {
+        param: 'amount',
+      },
+    );
+  }
+  if (ep.maxAmount > 0n && req.amount > ep.maxAmount) {
+    throw new GatewayError(
+      'invalid_request',
+      `amount ${req.amount} is above the chain's max_amount ${ep.maxAmount}`,
+      {
+        param: 'amount',
+      },
+    );
+  }
+  const signer = await ctx.signerFor(req.key, chainId).catch((err: unknown) => {
+    throw new GatewayError('invalid_request', `creator ${creator}: ${(err as Error).message}`, {
+      param: 'private_key' in req.keySource ? 'private_key' : 'private_key_env',
+    });
+  });
+  const tx = signer.prepareCreateEscrow({ amount: req.amount, modelId: req.modelId }, params.fee);
+  const spendable = await querySpendableBalance(ctx.chain, creator);
+  if (spendable < req.amount + tx.fee.amount) {
+    throw new GatewayError(
+      'invalid_request',
+      `creator ${creator} can spend ${spendable} ngonka, less than the deposit ${req.amount} + fee ${tx.fee.amount}`,
+      { param: 'amount' },
+    );
+  }
+  await recordCommitment(ctx.sql, {
+    kind: 'create_escrow',
+    businessKey,
+    tx,
+    result: { request: fingerprint },
+  });
+  return send(ctx, req, tx.txHash, tx.txBytes, tx.timeoutTimestampNs);
+}
+
+async function send(
+  ctx: ControllerContext,
+  req: CreateEscrowRequest,
+  txHash: string,
+  txBytes: Uint8Array,
+  timeoutTimestampNs?: bigint,
+): Promise<CreateEscrowResponse> {
+  await markBroadcast(ctx.sql, txHash);
+  const outcome = await broadcastAndWait(
+    ctx.chain,
+    { txHash, txBytes, ...(timeoutTimestampNs === undefined ? {} : { timeoutTimestampNs }) },
+    ctx.poll,
+  );
+  if (outcome.status !== 'included') await recordOutcome(ctx.sql, outcome);
+  return finish(ctx, req, outcome);
+}
+
+async function finish(
+  ctx: ControllerContext,
+  req: CreateEscrowRequest,
+  outcome: TxOutcome,
+): Promise<CreateEscrowResponse> {
+  if (outcome.status === 'failed') {
+    throw new GatewayError(
+      'chain_error',
+      `create tx ${outcome.txHash} failed on chain (${outcome.stage}, code ${outcome.code} ${outcome.codespace}): ${outcome.rawLog}`,
+    );
+  }
+  if (outcome.status === 'unknown') {
+    throw new GatewayError(
+      'upstream_timeout',
+      `create tx ${outcome.txHash} was sent but its outcome is not known yet (${outcome.reason}); retry with the same Idempotency-Key to reconcile it — a retry never sends a second escrow`,
+    );
+  }
+  return registerIncluded(ctx, req, outcome);
+}
+
+async function registerIncluded(
+  ctx: ControllerContext,
+  req: CreateEscrowRequest,
+  outcome: TxIncluded,
+): Promise<CreateEscrowResponse> {
+  const [created] = findEscrowCreatedEvents(outcome.events);
+  if (!created) {
+    await recordOutcome(ctx.sql, outcome);
+    throw new GatewayError(
+      'chain_error',
+      `create tx ${outcome.txHash} was included without a devshard_escrow_created event`,
+    );
+  }
+  if (req.register) {
+    await registerEscrow(ctx, {
+      escrowId: created.escrowId,
+      chainId: req.chainId,
+      keySource: req.keySource,
+      creator: req.key.address,
+      active: true,
+    });
+  }
+  const response: CreateEscrowResponse = {
+    escrow_id: Number(created.escrowId),
+    tx_hash: outcome.txHash,
+    creator: created.creator || req.key.address,
+    registered: req.register,
+  };
+  await recordOutcome(ctx.sql, outcome, { escrowId: created.escrowId });
+  await mergeResult(ctx.sql, outcome.txHash, { response });
+  ctx.logger.info({ escrowId: created.escrowId.toString(), txHash: outcome.txHash }, 'escrow created');
+  return response;
+}

@@ -1,0 +1,176 @@
+// Finalize of one escrow (architecture §2.6, §3; spec §3.1 "active → finalized"): mark it
+// `draining` (Postgres, then the pool entry, so proxies stop routing at once); its owner sees on its
+// next claim pass that the escrow is no longer active, drains its session (in-flight requests with
+// their receipt/meta tails and store writes) and releases the lease; the controller then takes the
+// lease, opens the session from Postgres (a fresh fencing token: a late write of the old owner is
+// refused), runs the finalize rounds, stores the document (Postgres and a copy under
+// DEVSHARD_STORAGE_DIR/finalize/) and moves the escrow to `finalized`. Every step is idempotent: a
+// stored document is returned as it is, and a retry resumes from the state it finds.
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { queryInferenceParams } from '@gonka-gateway/chain';
+import {
+  type FinalizeResult,
+  HttpHostTransport,
+  isSessionError,
+  systemClock,
+  UserSession,
+} from '@gonka-gateway/devshard';
+import { EscrowLease } from '@gonka-gateway/escrow-runtime';
+import { GatewayError } from '@gonka-gateway/shared';
+import type { ControllerContext } from '../controller-context.js';
+import { inFlightCount, publishPoolStatus } from './pool-status.js';
+import { sessionKeyOf } from './session-key.js';
+import { type TransitionResult, transition } from './transitions.js';
+
+/** Longer than the slowest session open (replay is synchronous; escrow-runtime README). */
+const CONTROLLER_LEASE_TTL_MS = 30_000;
+const RELEASE_POLL_MS = 100;
+
+/** The stored finalize document text (exact integers), if finalize already ran. */
+export async function storedFinalizeDocument(
+  ctx: ControllerContext,
+  escrowId: bigint,
+): Promise<string | undefined> {
+  const [row] = await ctx.sql<{ document: string | null }[]>`
+    select coalesce(h.finalize_document, f.document::text) as document
+      from session_heads h left join finalize_documents f on f.escrow_id = h.escrow_id
+     where h.escrow_id = ${escrowId.toString()}::numeric`;
+  return row?.document ?? undefined;
+}
+
+export async function finalizeEscrow(ctx: ControllerContext, escrowId: bigint): Promise<string> {
+  const [row] = await ctx.sql<{ state: string }[]>`
+    select state from escrows where escrow_id = ${escrowId.toString()}::numeric`;
+  if (!row)
+    throw new GatewayError('escrow_not_found', `escrow ${escrowId} is not registered`, { param: 'id' });
+  if (row.state === 'finalized' || row.state === 'settling' || row.state === 'settled') {
+    const stored = await storedFinalizeDocument(ctx, escrowId);
+    if (stored) return stored;
+    throw new GatewayError(
+      'internal_error',
+      `escrow ${escrowId} is ${row.state} but has no stored finalize document`,
+    );
+  }
+  if (row.state === 'active') {
+    expectMoved(escrowId, await transition(ctx.sql, escrowId, 'drain'));
+    ctx.logger.info({ escrowId: escrowId.toString() }, 'finalize: escrow marked draining');
+  }
+  await publishPoolStatus(ctx, escrowId, 'draining');
+  await waitForRelease(ctx, escrowId);
+  expectMoved(escrowId, await transition(ctx.sql, escrowId, 'finalize'));
+
+  const lease = await EscrowLease.acquire({
+    redis: ctx.redis,
+    keys: ctx.keys,
+    escrowId,
+    replicaId: ctx.controllerId,
+    ttlMs: CONTROLLER_LEASE_TTL_MS,
+  });
+  if (!lease) {
+    throw new GatewayError(
+      'conflict',
+      `escrow ${escrowId} was taken by another process while finalizing; retry`,
+      {
+        param: 'id',
+      },
+    );
+  }
+  try {
+    const fin = await runSessionFinalize(ctx, escrowId, lease);
+    await storeDocument(ctx, escrowId, fin);
+    await transition(ctx.sql, escrowId, 'finalized');
+    await ctx.redis.publish(ctx.keys.poolChanges, escrowId.toString());
+    ctx.logger.info(
+      { escrowId: escrowId.toString(), nonce: fin.document.nonce.toString() },
+      'escrow finalized',
+    );
+    return (await storedFinalizeDocument(ctx, escrowId)) ?? fin.json;
+  } finally {
+    await lease.release();
+  }
+}
+
+/** A transition another process made first is fine; one the state forbids ends the call. */
+function expectMoved(escrowId: bigint, result: TransitionResult): void {
+  if (result.kind === 'refused') {
+    throw new GatewayError(
+      'conflict',
+      `escrow ${escrowId} is ${result.state}; it cannot be finalized from there`,
+      {
+        param: 'id',
+      },
+    );
+  }
+  if (result.kind === 'missing') {
+    throw new GatewayError('escrow_not_found', `escrow ${escrowId} is not registered`, { param: 'id' });
+  }
+}
+
+/** Waits (bounded) for the owner to hand the lease back; never a hanging request. */
+async function waitForRelease(ctx: ControllerContext, escrowId: bigint): Promise<void> {
+  const key = ctx.keys.escrowLease(escrowId);
+  const deadline = Date.now() + ctx.drainWaitMs;
+  for (;;) {
+    const holder = await ctx.redis.get(key);
+    if (holder === null) return;
+    if (holder.startsWith(`${ctx.controllerId}:`)) return; // our own lease from an interrupted run
+    if (Date.now() >= deadline) {
+      const inFlight = await inFlightCount(ctx, escrowId);
+      throw new GatewayError(
+        'conflict',
+        `escrow ${escrowId} is draining: its owner still holds it with ${inFlight} request(s) in flight; retry finalize shortly`,
+        { param: 'id' },
+      );
+    }
+    await new Promise((r) => setTimeout(r, RELEASE_POLL_MS));
+  }
+}
+
+async function runSessionFinalize(
+  ctx: ControllerContext,
+  escrowId: bigint,
+  lease: EscrowLease,
+): Promise<FinalizeResult> {
+  const [signer, params] = await Promise.all([sessionKeyOf(ctx, escrowId), queryInferenceParams(ctx.chain)]);
+  await ctx.hosts.refresh();
+  const clock = ctx.sessionClock ?? systemClock;
+  const session = await UserSession.open({
+    store: ctx.store,
+    escrowId,
+    signer,
+    transport: new HttpHostTransport({ signer, nowSeconds: clock.nowSeconds }),
+    resolveHost: ctx.hosts.resolve,
+    writeGuard: lease.guard,
+    clock,
+    maxNonce: params.devshardEscrow.maxNonce,
+  });
+  try {
+    await lease.setToken(session.fencingToken);
+    // Timeouts that fell due while nobody owned the escrow are resolved before the rounds.
+    await session.checkTimeouts();
+    return await session.finalize();
+  } catch (err) {
+    if (isSessionError(err) && String(err.code) === 'completion_pending') {
+      // Never bill an unresolved inference (§2.6): the caller retries once its timeout has passed.
+      throw new GatewayError('conflict', `completion_pending: ${err.message}`, { param: 'id' });
+    }
+    throw err;
+  } finally {
+    await session.close();
+  }
+}
+
+async function storeDocument(ctx: ControllerContext, escrowId: bigint, fin: FinalizeResult): Promise<void> {
+  const { document, payload, json } = fin;
+  await ctx.sql`
+    insert into finalize_documents (escrow_id, nonce, version, state_root, fees, document)
+    values (${escrowId.toString()}, ${document.nonce.toString()}, ${document.version},
+            ${Buffer.from(payload.stateRoot)}, ${document.fees.toString()}, ${json}::text::jsonb)
+    on conflict (escrow_id) do nothing`;
+  const dir = join(ctx.storageDir, 'finalize');
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, `${escrowId}.json`);
+  await writeFile(`${file}.tmp`, json);
+  await rename(`${file}.tmp`, file);
+}

@@ -1,0 +1,69 @@
+// The escrow lifecycle of architecture §3, and the only place its transitions are listed. Each
+// transition is one conditional `UPDATE … WHERE state = from`, so two controllers (or a retried job)
+// racing on the same escrow move it at most once; a transition that finds the escrow already in its
+// target state reports `already` (idempotent, restart-safe), anything else `refused` with the state
+// it found. `creating` lives in chain_tx_commitments (the tx hash is stored before broadcast, and
+// the escrow id exists only once the tx is included), so rows start at `active`.
+import type { Sql } from 'postgres';
+
+export const ESCROW_LIFECYCLE = [
+  'active',
+  'draining',
+  'finalizing',
+  'finalized',
+  'settling',
+  'settled',
+] as const;
+export type LifecycleState = (typeof ESCROW_LIFECYCLE)[number];
+
+export const TRANSITIONS = {
+  /** Finalize step 1 (§2.6): owners stop routing to it and hand the lease back. */
+  drain: { from: ['active'], to: 'draining' },
+  /** The controller holds the lease and runs the finalize rounds. */
+  finalize: { from: ['draining'], to: 'finalizing' },
+  /** The finalize document is stored. */
+  finalized: { from: ['finalizing'], to: 'finalized' },
+  /** The settle tx hash is committed (chain_tx_commitments) before broadcast. */
+  settle: { from: ['finalized'], to: 'settling' },
+  /** The chain reports the escrow settled (also when settled elsewhere, e.g. by the CLI). */
+  settled: { from: ['settling', 'finalized'], to: 'settled' },
+  /** The settle tx failed on chain: back to finalized, so the operator can fix and retry. */
+  settleFailed: { from: ['settling'], to: 'finalized' },
+} as const satisfies Record<string, { from: readonly LifecycleState[]; to: LifecycleState }>;
+export type TransitionName = keyof typeof TRANSITIONS;
+
+export type TransitionResult =
+  | { kind: 'moved' }
+  | { kind: 'already' }
+  | { kind: 'refused'; state: string }
+  | { kind: 'missing' };
+
+/** Moves `escrowId` along `name` if it is in one of the `from` states. */
+export async function transition(
+  sql: Sql,
+  escrowId: bigint,
+  name: TransitionName,
+): Promise<TransitionResult> {
+  const { from, to } = TRANSITIONS[name];
+  const moved = await sql`
+    update escrows set state = ${to}, updated_at = now()
+     where escrow_id = ${escrowId.toString()}::numeric and state in ${sql(from as readonly string[])}
+    returning 1`;
+  if (moved.length === 1) return { kind: 'moved' };
+  const [row] = await sql<{ state: string }[]>`
+    select state from escrows where escrow_id = ${escrowId.toString()}::numeric`;
+  if (!row) return { kind: 'missing' };
+  return row.state === to ? { kind: 'already' } : { kind: 'refused', state: row.state };
+}
+
+/**
+ * The local routing flag (spec §2.1 `active`, §3.1 deactivate/import), independent of the lifecycle
+ * state: false stops new chat to the escrow; its owner drains it on its next claim pass.
+ */
+export async function setRoutable(sql: Sql, escrowId: bigint, routable: boolean): Promise<boolean> {
+  const rows = await sql`
+    update escrows set active = ${routable}, updated_at = now()
+     where escrow_id = ${escrowId.toString()}::numeric
+    returning 1`;
+  return rows.length === 1;
+}

@@ -1,0 +1,38 @@
+// BullMQ queues of the controller (architecture §1: every slow or money-moving action is a job).
+// Queue names and job ids live here only. Job ids are deterministic — derived from what the job
+// is about — so a retry, a double click or two controllers adding the same work enqueue it once
+// (BullMQ ignores an add whose id exists). Every queue uses the configured Redis key prefix
+// (redisKeys(prefix).bullPrefix), so gateways and test files sharing one Redis never meet.
+export const QUEUE_NAMES = {
+  /** Upkeep: ask the chain about every commitment whose outcome is not final (architecture §3). */
+  reconcileCommitments: 'reconcile-commitments',
+  /** Finalize if needed, then MsgSettleDevshardEscrow (escrow/settle.ts). */
+  settle: 'settle',
+  /** Upkeep: the balance / nonce check of every routed escrow (upkeep/depletion-check.ts). */
+  depletionCheck: 'depletion-check',
+} as const;
+export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
+
+/** BullMQ refuses ':' in custom ids (it separates key parts), so ids use '-'. */
+export const JOB_IDS = {
+  /** The repeating reconciliation pass has one scheduler id. */
+  reconcileSchedule: 'reconcile-commitments-every',
+  depletionSchedule: 'depletion-check-every',
+  /** A one-off reconciliation of one tx (after a create or settle answered `unknown`). */
+  reconcileTx: (txHash: string) => `reconcile-${txHash.toUpperCase()}`,
+  /** One settle per escrow: a double click or a second controller enqueues it once. */
+  settle: (escrowId: bigint) => `settle-${escrowId}`,
+} as const;
+
+/** Retries with exponential backoff; a job that keeps failing stays visible as failed. */
+export const DEFAULT_JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 2_000 },
+  removeOnComplete: { age: 24 * 3600, count: 1_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+} as const;
+
+/** About every 30 s, like the other upkeep passes (spec §8). */
+export const RECONCILE_EVERY_MS = 30_000;
+/** Spec §3.1, §8: about every 30 s. */
+export const DEPLETION_CHECK_EVERY_MS = 30_000;

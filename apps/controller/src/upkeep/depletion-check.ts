@@ -1,0 +1,107 @@
+// The balance check (spec §3.1 "periodic balance check", §8; issue 12): about every 30 s each routed
+// escrow's pool entry (balance estimate and nonce, published by its owner) is compared with the
+// depletion threshold (usable balance below 1,000,000 ngonka) and the routing stop of the nonce
+// (about 19,800). A hit marks the pool entry `depleted` / `nonce_limited`, so proxies stop routing
+// new chat to it, and logs the marker. With rotation on and the model listed in
+// escrow_rotation.models, exactly one replacement is created — the create's Idempotency-Key is
+// derived from the old escrow's id, so a second check, a retry or a second controller resumes the
+// same create instead of making another — and the old escrow is finalized and settled (settle job).
+import { privateKeyFromEnv, queryChainId } from '@gonka-gateway/chain';
+import { decodePoolState, type PoolStatus } from '@gonka-gateway/shared';
+import type { ControllerContext } from '../controller-context.js';
+import { createEscrow } from '../escrow/create.js';
+import { publishPoolStatus } from '../escrow/pool-status.js';
+
+export const DEPLETION_THRESHOLD = 1_000_000n;
+export const NONCE_ROUTING_STOP = 19_800n;
+
+interface RotationModel {
+  model_id: string;
+  amount: string;
+  private_key_env: string;
+}
+
+export interface DepletionFinding {
+  escrowId: bigint;
+  status: Extract<PoolStatus, 'depleted' | 'nonce_limited'>;
+  replacement?: number;
+}
+
+export interface DepletionDeps {
+  /** Enqueues finalize + settle of the old escrow (the settle job). */
+  enqueueSettle(escrowId: bigint, privateKeyEnv: string): Promise<string>;
+}
+
+export const replacementKey = (escrowId: bigint) => `depletion-replacement-${escrowId}`;
+
+export async function checkDepletion(
+  ctx: ControllerContext,
+  deps: DepletionDeps,
+): Promise<DepletionFinding[]> {
+  const escrows = await ctx.sql<{ escrow_id: string; model_id: string }[]>`
+    select escrow_id::text as escrow_id, model_id from escrows where state = 'active' and active order by escrow_id`;
+  const [settings] = await ctx.sql<{ escrow_rotation: { enabled: boolean; models: RotationModel[] } }[]>`
+    select escrow_rotation from settings where id = 1`;
+  const rotation = settings?.escrow_rotation;
+  const findings: DepletionFinding[] = [];
+  for (const e of escrows) {
+    const escrowId = BigInt(e.escrow_id);
+    let pool: ReturnType<typeof decodePoolState>;
+    try {
+      pool = decodePoolState(await ctx.redis.hgetall(ctx.keys.poolEscrow(escrowId)));
+    } catch {
+      continue; // a malformed entry is its owner's to rewrite
+    }
+    if (!pool) continue; // unowned: nothing routes to it, its owner publishes the numbers on claim
+    const status =
+      pool.balanceEstimate < DEPLETION_THRESHOLD
+        ? 'depleted'
+        : pool.nonce >= NONCE_ROUTING_STOP
+          ? 'nonce_limited'
+          : null;
+    if (!status) continue;
+    if (pool.status !== status) {
+      await publishPoolStatus(ctx, escrowId, status);
+      ctx.logger.warn(
+        {
+          marker: 'escrow_depleted',
+          escrowId: e.escrow_id,
+          status,
+          balance: pool.balanceEstimate.toString(),
+          nonce: pool.nonce.toString(),
+        },
+        'escrow out of routing: depleted or at the nonce routing stop',
+      );
+    }
+    const finding: DepletionFinding = { escrowId, status };
+    const model = rotation?.enabled ? rotation.models.find((m) => m.model_id === e.model_id) : undefined;
+    if (model) {
+      try {
+        const key = privateKeyFromEnv(ctx.env, model.private_key_env);
+        const created = await createEscrow(ctx, {
+          amount: BigInt(model.amount),
+          modelId: model.model_id,
+          chainId: await queryChainId(ctx.chain),
+          register: true,
+          key,
+          keySource: { env: model.private_key_env },
+          idempotencyKey: replacementKey(escrowId),
+        });
+        finding.replacement = created.escrow_id;
+        await deps.enqueueSettle(escrowId, model.private_key_env);
+      } catch (err) {
+        ctx.logger.error(
+          {
+            marker: 'escrow_depletion_replacement_failed',
+            escrowId: e.escrow_id,
+            model: model.model_id,
+            err: (err as Error).message,
+          },
+          'depletion replacement failed',
+        );
+      }
+    }
+    findings.push(finding);
+  }
+  return findings;
+}
