@@ -61,7 +61,7 @@ const messages = [{ role: 'user' as const, content: 'Tell me about fencing token
 
 describe('chat completions through the proxy', () => {
   it('answers a non-streamed completion with usage', async () => {
-    const before = await stack.diffCount();
+    const before = await stack.startedInferences();
     const completion = await stack.client(replica).chat.completions.create({
       model: QWEN_MODEL,
       messages,
@@ -70,7 +70,7 @@ describe('chat completions through the proxy', () => {
     expect(completion.object).toBe('chat.completion');
     expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
     expect(completion.usage?.completion_tokens).toBeGreaterThan(0);
-    expect(await stack.diffCount()).toBeGreaterThan(before);
+    expect(await stack.startedInferences()).toBeGreaterThan(before);
   });
 
   it('streams chunks and ends with [DONE]', async () => {
@@ -195,7 +195,7 @@ describe('requests refused before any nonce is taken', () => {
   ];
 
   it.each(cases)('%s', async (_what, send, status, code) => {
-    const before = await stack.diffCount();
+    const before = await stack.startedInferences();
     const res = await send();
     expect(res.status).toBe(status);
     const body = res.json();
@@ -203,7 +203,7 @@ describe('requests refused before any nonce is taken', () => {
     expect(body.error).toHaveProperty('param');
     expect(res.headers.get('x-request-id')).toBeTruthy();
     if (code === 'admin_key_required') expect(body.error.message).toContain('admin API key is required');
-    expect(await stack.diffCount()).toBe(before);
+    expect(await stack.startedInferences()).toBe(before);
   });
 
   it('the openai client sees the same errors as typed exceptions', async () => {
@@ -264,13 +264,13 @@ describe('admission across the fleet', () => {
     // Three requests admitted by a replica that died (nobody refreshes them).
     await r.zadd(stack.keys.admissionRequests, soon, 'dead-1', soon, 'dead-2', soon, 'dead-3');
     await r.hset(stack.keys.admissionTokens, { 'dead-1': 10, 'dead-2': 10, 'dead-3': 10 });
-    const before = await stack.diffCount();
+    const before = await stack.startedInferences();
     const refused = await post('/v1/chat/completions', chat());
     expect(refused.status).toBe(429);
     expect(refused.json().error.code).toBe('capacity_exceeded');
     expect(refused.headers.get('retry-after')).toBeTruthy();
     expect(refused.headers.get('x-should-retry')).toBe('true');
-    expect(await stack.diffCount()).toBe(before);
+    expect(await stack.startedInferences()).toBe(before);
     await expect
       .poll(async () => (await post('/v1/chat/completions', chat())).status, {
         timeout: 5_000,
@@ -580,12 +580,12 @@ describe('a known model with no routable escrow', () => {
           interval: 100,
         })
         .toBe(503);
-      const before = await stack.diffCount();
+      const before = await stack.startedInferences();
       const res = await post('/v1/chat/completions', chat({ model: ghost }));
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('10');
       expect(res.json().error.code).toBe('no_escrow_available');
-      expect(await stack.diffCount()).toBe(before);
+      expect(await stack.startedInferences()).toBe(before);
     } finally {
       await r.srem(stack.keys.poolModels, ghost);
       await r.del(stack.keys.poolModel(ghost), stack.keys.poolEscrow(424242n));

@@ -35,12 +35,12 @@ describe('network guards', () => {
     try {
       // Until the replica's watch has read the phase, requests still go out (and take nonces).
       await expect.poll(async () => (await send()).status, { timeout: 3_000, interval: 100 }).toBe(503);
-      const before = await stack.diffCount();
+      const before = await stack.startedInferences();
       const res = await send();
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('10');
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('poc_active');
-      expect(await stack.diffCount()).toBe(before);
+      expect(await stack.startedInferences()).toBe(before);
     } finally {
       stack.gateway.devnet.epochs.setConfirmationPoc(null);
     }

@@ -237,9 +237,22 @@ export class ProxyStack {
   }
 
   /** Every stored diff of every escrow (the write-ahead log; a 4xx must not add one). */
-  async diffCount(): Promise<number> {
-    const [row] = await this.storeSql<{ n: string }[]>`select count(*)::text as n from session_diffs`;
-    return Number(row!.n);
+  /**
+   * StartInference txs stored across every session: a request that took a nonce adds one, while the
+   * owners' background diffs (idle flushes of Confirm/Finish, validations) add none, so a count taken
+   * before and after a refused request stays equal however busy the escrows are.
+   */
+  async startedInferences(): Promise<number> {
+    const heads = await this.storeSql<{ id: string; last: string }[]>`
+      select escrow_id::text as id, last_nonce::text as last from session_heads`;
+    const store = new PostgresSessionStore(this.storeSql);
+    let n = 0;
+    for (const h of heads) {
+      for (const d of await store.readDiffs(h.id, 1n, BigInt(h.last))) {
+        n += d.diff.txs.filter((t) => t.tx.kind === 'startInference').length;
+      }
+    }
+    return n;
   }
 
   async storedDiffs(escrowId: bigint): Promise<readonly StoredDiff[]> {

@@ -38,7 +38,7 @@ afterAll(async () => {
 describe('two proxy replicas', () => {
   it('forwards a request that lands on the replica owning nothing to the owner, streamed and not', async () => {
     expect(await stack.ownedBy(other)).toEqual([]);
-    const before = await stack.diffCount();
+    const before = await stack.startedInferences();
     const client = stack.client(other);
     const completion = await client.chat.completions.create({ model: QWEN_MODEL, messages, max_tokens: 64 });
     expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
@@ -52,7 +52,7 @@ describe('two proxy replicas', () => {
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     expect(text.length).toBeGreaterThan(0);
     expect(await metric(other, 'devshard_gateway_forwarded_requests_total')).toBe(2);
-    expect(await stack.diffCount()).toBeGreaterThanOrEqual(before + 2);
+    expect(await stack.startedInferences()).toBeGreaterThanOrEqual(before + 2);
   });
 
   it('holds the concurrency limit for the fleet: a request on one replica counts on the other', async () => {
