@@ -18,6 +18,7 @@ import {
   type HostTarget,
   type HostTransport,
   HttpHostTransport,
+  type InferenceCost,
   type InferenceHandlers,
   type InferenceInput,
   type InferenceResult,
@@ -154,6 +155,11 @@ export class OwnedSessions implements ClaimTarget {
       feePerNonce: e.session?.state.config.feePerNonce,
       maxTokensFloor: e.session?.state.config.maxTokensFloor,
     }));
+  }
+
+  /** The cost of inference `nonce` on an owned escrow (UserSession.inferenceCost); undefined when not open here. */
+  inferenceCost(escrowId: bigint, nonce: bigint): InferenceCost | undefined {
+    return this.#entries.get(escrowId)?.session?.inferenceCost(nonce);
   }
 
   /** A serving escrow of `modelId` with the fewest requests in flight, or undefined. */
