@@ -4,7 +4,7 @@
 import type { RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
-import { type CostSource, CostReconciler } from './cost-reconciler.js';
+import { CostReconciler, type CostSource } from './cost-reconciler.js';
 import { UsageWriter } from './usage-writer.js';
 
 export interface UsageLedgerOptions {
