@@ -30,6 +30,7 @@ import { controllerForward } from './routes/controller-forward.js';
 import { healthRoutes } from './routes/health.js';
 import { modelsRoute } from './routes/models.js';
 import { statusRoute } from './routes/status.js';
+import { UsageLedger } from './usage/usage-ledger.js';
 
 /**
  * Knobs tests and benchmarks turn in-process; production uses the defaults. The four that an operator
@@ -54,6 +55,8 @@ export interface ProxyTuning {
   readonly pocCheckEveryMs?: number;
   /** Settings re-read period (default 1 s). */
   readonly settingsRefreshMs?: number;
+  /** Usage rows get their final cost from the owned sessions this often (default 2 s). */
+  readonly usageReconcileEveryMs?: number;
 }
 
 export interface ProxyDeps {
@@ -116,6 +119,16 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     entryTtlMs: tuning.admissionTtlMs ?? config.proxy.admissionTtlMs,
   });
 
+  const usage = new UsageLedger({
+    redis: infra.redis,
+    keys,
+    sql: infra.database.sql as unknown as postgres.Sql,
+    replicaId: config.proxy.replicaId,
+    sessions,
+    ...(tuning.usageReconcileEveryMs !== undefined ? { reconcileEveryMs: tuning.usageReconcileEveryMs } : {}),
+    onError: onError('usage ledger'),
+  });
+
   // Only `off` needs to know the phase (spec §2.10); `relaxed` serves through PoC.
   const poc =
     config.pocRequestMode === 'off'
@@ -131,9 +144,11 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     await poc?.start();
     await ownership.start();
     await pool.start();
+    await usage.start();
   });
   app.addHook('onClose', async () => {
     // After the server stopped taking requests and in-flight ones finished: hand every escrow back.
+    await usage.stop();
     await ownership.close();
     pool.stop();
     poc?.stop();

@@ -16,7 +16,7 @@ import { bodyForHost, checkAccess, checkKey, decideMaxTokens } from './chat-poli
 import { type ChatBody, chatBodySchema, escrowParamsSchema } from './chat-schema.js';
 import { HOP_HEADER, hopToken, isValidHop, ownerUrl } from './forward-to-owner.js';
 import { serveOnSession } from './serve-on-session.js';
-import { sendUsage } from './usage-events.js';
+import { sendUsage, servedCost } from './usage-events.js';
 
 export interface ChatRoutesOptions {
   readonly sessions: OwnedSessions;
@@ -215,6 +215,7 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
       totalMs,
       ttftMs: outcome.ttftMs,
       replicaId: o.replicaId,
+      cost: servedCost(o.sessions, outcome.escrowId, outcome.nonces),
     }).catch((error: Error) => request.log.warn({ err: error }, 'usage event not sent'));
     return reply;
   };

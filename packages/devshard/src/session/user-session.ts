@@ -35,6 +35,7 @@ import {
   type InferenceResult,
   runInference,
 } from './inference.js';
+import { type InferenceCost, inferenceCostOf } from './inference-cost.js';
 import { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
 import { pendingWritten, persistRemoved } from './pending-writes.js';
 import { replayStored } from './replay.js';
@@ -236,6 +237,11 @@ export class UserSession {
 
   get balance(): bigint {
     return this.#ctx.state.balance;
+  }
+
+  /** Cost of inference `nonce` in ngonka and whether its Finish is applied (inference-cost.ts). */
+  inferenceCost(nonce: bigint): InferenceCost | undefined {
+    return inferenceCostOf(this.#ctx.state, nonce);
   }
 
   get pendingTxCount(): number {

@@ -18,6 +18,7 @@ import {
   type HostTarget,
   type HostTransport,
   HttpHostTransport,
+  type InferenceCost,
   type InferenceHandlers,
   type InferenceInput,
   type InferenceResult,
@@ -165,6 +166,11 @@ export class OwnedSessions implements ClaimTarget {
       maxTokensFloor: e.session?.state.config.maxTokensFloor,
       ...hostQuality(e.session),
     }));
+  }
+
+  /** The cost of inference `nonce` on an owned escrow (UserSession.inferenceCost); undefined when not open here. */
+  inferenceCost(escrowId: bigint, nonce: bigint): InferenceCost | undefined {
+    return this.#entries.get(escrowId)?.session?.inferenceCost(nonce);
   }
 
   /** A serving escrow of `modelId` with the fewest requests in flight, or undefined. */

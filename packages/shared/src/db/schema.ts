@@ -308,3 +308,41 @@ export const adminAuditLog = pgTable(
   },
   (t) => [index('admin_audit_log_at_idx').on(t.at)],
 );
+
+/**
+ * The usage ledger (issue 11 §7): one row per chat request, written in batches from the Redis usage
+ * stream by the proxies' consumer group (apps/proxy/src/usage/), idempotent by request id. `cost` is
+ * the reservation until the inference's Finish is applied (`cost_final` false), then the Finish's
+ * charge; only that transition ever updates a row.
+ */
+export const usageRecords = pgTable(
+  'usage_records',
+  {
+    requestId: text('request_id').primaryKey(),
+    keyId: text('key_id').notNull(),
+    model: text('model').notNull(),
+    escrowId: uint64('escrow_id'),
+    /** The nonce that served the request (the last attempt); `nonces` lists every attempt's. */
+    nonce: uint64('nonce'),
+    nonces: text('nonces').notNull().default(''),
+    inputTokens: integer('input_tokens').notNull(),
+    outputTokens: integer('output_tokens').notNull(),
+    /** ngonka; null when the request never reached a session. */
+    cost: uint64('cost'),
+    costFinal: boolean('cost_final').notNull().default(false),
+    status: smallint('status').notNull(),
+    totalMs: integer('total_ms').notNull(),
+    ttftMs: integer('ttft_ms'),
+    replicaId: text('replica_id').notNull(),
+    /** When the proxy answered (the event's time), not when the row was written. */
+    at: timestamp('at', { withTimezone: true }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('usage_records_at_idx').on(t.at),
+    index('usage_records_key_at_idx').on(t.keyId, t.at),
+    index('usage_records_escrow_idx').on(t.escrowId, t.nonce),
+    index('usage_records_not_final_idx').on(t.escrowId).where(sql`${t.costFinal} = false`),
+  ],
+);

@@ -1,0 +1,80 @@
+// Final costs for usage rows written with the reservation (issue 11 §7). The response goes out
+// before the host's Finish is applied (it rides in the next diff: the next request on the escrow or
+// the idle flush), so the usage event usually carries cost_final=false. Rather than a follow-up
+// event, the replica that owns the escrow reads its own session here: every few seconds it takes
+// the non-final rows of the escrows it owns and sets the cost once the session has applied the
+// Finish (or the timeout). The update is conditional on cost_final = false, so any replica, any
+// number of times, gives the same row. A row whose record was sealed out of the live state before
+// this ran, or whose escrow is no longer open anywhere, keeps its reservation and cost_final=false.
+import type { InferenceCost } from '@gonka-gateway/devshard';
+import type postgres from 'postgres';
+
+export interface CostSource {
+  owned(): ReadonlySet<bigint>;
+  inferenceCost(escrowId: bigint, nonce: bigint): InferenceCost | undefined;
+}
+
+export interface CostReconcilerOptions {
+  readonly sql: postgres.Sql;
+  readonly sessions: CostSource;
+  /** Default 2 s. */
+  readonly everyMs?: number;
+  /** Rows looked at per pass (default 500). */
+  readonly batch?: number;
+  readonly onError?: (error: Error) => void;
+}
+
+export class CostReconciler {
+  readonly #o: CostReconcilerOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #pass: Promise<number> | undefined;
+
+  constructor(options: CostReconcilerOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => {
+      if (this.#pass) return;
+      this.#pass = this.reconcile()
+        .catch((error: Error) => {
+          this.#o.onError?.(error);
+          return 0;
+        })
+        .finally(() => {
+          this.#pass = undefined;
+        });
+    }, this.#o.everyMs ?? 2000);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#pass;
+  }
+
+  /** One pass; returns how many rows became final. */
+  async reconcile(): Promise<number> {
+    const owned = [...this.#o.sessions.owned()].map(String);
+    if (owned.length === 0) return 0;
+    const { sql } = this.#o;
+    // Lists travel as one JSON text parameter: the app's client (drizzle's) does not bind JS arrays.
+    const rows = await sql<{ request_id: string; escrow_id: string; nonce: string }[]>`
+      select request_id, escrow_id::text, nonce::text from usage_records
+      where cost_final = false and nonce is not null and escrow_id in (select jsonb_array_elements_text(${JSON.stringify(owned)}::jsonb)::numeric)
+      limit ${this.#o.batch ?? 500}`;
+    const final: { request_id: string; cost: string }[] = [];
+    for (const r of rows) {
+      const c = this.#o.sessions.inferenceCost(BigInt(r.escrow_id), BigInt(r.nonce));
+      if (c?.final) final.push({ request_id: r.request_id, cost: c.cost.toString() });
+    }
+    if (final.length === 0) return 0;
+    const done = await sql`
+      update usage_records u set cost = v.cost, cost_final = true, updated_at = now()
+      from jsonb_to_recordset(${JSON.stringify(final)}::jsonb) as v(request_id text, cost numeric)
+      where u.request_id = v.request_id and not u.cost_final`;
+    return done.count;
+  }
+}

@@ -1,0 +1,170 @@
+// The usage consumer (issue 11 §7): every proxy replica reads the usage stream in a consumer group
+// (consumer name = replica id), writes each batch to usage_records in one statement and only then
+// XACKs it. At-least-once: a crash between the insert and the XACK redelivers the batch (our own
+// pending entries are re-read at start; another replica's are taken over with XAUTOCLAIM once idle),
+// and the insert is idempotent by request id: a redelivered row changes nothing, except that a
+// reservation-only row takes the final cost when a later event brings it.
+import type { RedisKeys } from '@gonka-gateway/shared';
+import type { Redis } from 'ioredis';
+import type postgres from 'postgres';
+import { dedupeRows, type UsageRow, usageRowOf } from './usage-row.js';
+
+export const USAGE_GROUP = 'usage-writers';
+
+export interface UsageWriterOptions {
+  readonly redis: Redis;
+  readonly keys: RedisKeys;
+  readonly sql: postgres.Sql;
+  /** The replica id: a restarted replica re-reads what it left pending. */
+  readonly consumer: string;
+  readonly batchSize?: number;
+  /** XREADGROUP BLOCK; also the longest stop() waits for the loop. Default 1 s. */
+  readonly blockMs?: number;
+  /** Entries pending this long on any consumer are claimed (the consumer died). Default 60 s. */
+  readonly claimIdleMs?: number;
+  readonly onError?: (error: Error) => void;
+}
+
+type Entry = [id: string, fields: string[]];
+type ReadReply = [stream: string, entries: Entry[]][] | null;
+
+export class UsageWriter {
+  readonly #o: UsageWriterOptions;
+  /** Blocking reads get their own connection so they never stall the proxy's commands. */
+  #conn: Redis | undefined;
+  #loop: Promise<void> | undefined;
+  #running = false;
+
+  constructor(options: UsageWriterOptions) {
+    this.#o = options;
+  }
+
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    this.#conn = this.#o.redis.duplicate();
+    this.#conn.on('error', (error: Error) => this.#o.onError?.(error));
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    await this.#loop;
+    this.#conn?.disconnect();
+    this.#conn = undefined;
+  }
+
+  /** Reads, writes and acknowledges one batch; true when it handled entries. Exposed for tests. */
+  async step(conn: Redis = this.#o.redis, id: '>' | '0' = '>', block = true): Promise<boolean> {
+    const { keys, consumer } = this.#o;
+    const count = this.#o.batchSize ?? 200;
+    const reply = (await (block
+      ? conn.xreadgroup(
+          'GROUP',
+          USAGE_GROUP,
+          consumer,
+          'COUNT',
+          count,
+          'BLOCK',
+          this.#o.blockMs ?? 1000,
+          'STREAMS',
+          keys.usageStream,
+          id,
+        )
+      : conn.xreadgroup(
+          'GROUP',
+          USAGE_GROUP,
+          consumer,
+          'COUNT',
+          count,
+          'STREAMS',
+          keys.usageStream,
+          id,
+        ))) as ReadReply;
+    const entries = reply?.[0]?.[1] ?? [];
+    await this.write(entries);
+    return entries.length > 0;
+  }
+
+  /** Takes over entries another consumer left pending longer than claimIdleMs, and writes them. */
+  async claim(): Promise<number> {
+    const { redis, keys, consumer } = this.#o;
+    let cursor = '0-0';
+    let total = 0;
+    do {
+      const [next, entries] = (await redis.xautoclaim(
+        keys.usageStream,
+        USAGE_GROUP,
+        consumer,
+        this.#o.claimIdleMs ?? 60_000,
+        cursor,
+        'COUNT',
+        this.#o.batchSize ?? 200,
+      )) as [string, (Entry | null)[]];
+      const live = entries.filter((e): e is Entry => e !== null);
+      await this.write(live);
+      total += live.length;
+      cursor = next;
+    } while (cursor !== '0-0' && this.#running);
+    return total;
+  }
+
+  /** Insert (idempotent), then XACK: a crash in between only redelivers. */
+  async write(entries: readonly Entry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows: UsageRow[] = [];
+    for (const [id, fields] of entries) {
+      const row = usageRowOf(fields ?? []);
+      if (row) rows.push(row);
+      else this.#o.onError?.(new Error(`usage entry ${id} is not a usage record; acknowledged`));
+    }
+    if (rows.length > 0) await insertUsageRows(this.#o.sql, dedupeRows(rows));
+    await this.#o.redis.xack(this.#o.keys.usageStream, USAGE_GROUP, ...entries.map(([id]) => id));
+  }
+
+  async ensureGroup(): Promise<void> {
+    try {
+      await this.#o.redis.xgroup('CREATE', this.#o.keys.usageStream, USAGE_GROUP, '0', 'MKSTREAM');
+    } catch (error) {
+      if (!String((error as Error).message).includes('BUSYGROUP')) throw error;
+    }
+  }
+
+  async #run(): Promise<void> {
+    let lastClaim = 0;
+    let ready = false;
+    while (this.#running) {
+      try {
+        if (!ready) {
+          await this.ensureGroup();
+          // What this consumer read but never acknowledged before a crash or restart.
+          while (this.#running && (await this.step(this.#conn, '0', false))) {}
+          ready = true;
+        }
+        if (Date.now() - lastClaim >= (this.#o.claimIdleMs ?? 60_000) / 2) {
+          lastClaim = Date.now();
+          await this.claim();
+        }
+        await this.step(this.#conn);
+      } catch (error) {
+        // Redis or Postgres away: the entries stay pending and come back; try again shortly.
+        this.#o.onError?.(error as Error);
+        if (String((error as Error).message).includes('NOGROUP')) ready = false;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+}
+
+export async function insertUsageRows(sql: postgres.Sql, rows: readonly UsageRow[]): Promise<void> {
+  await sql`
+    insert into usage_records (request_id, key_id, model, escrow_id, nonce, nonces, input_tokens,
+      output_tokens, cost, cost_final, status, total_ms, ttft_ms, replica_id, at)
+    select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(request_id text, key_id text,
+      model text, escrow_id numeric, nonce numeric, nonces text, input_tokens integer,
+      output_tokens integer, cost numeric, cost_final boolean, status smallint, total_ms integer,
+      ttft_ms integer, replica_id text, at timestamptz)
+    on conflict (request_id) do update
+      set cost = excluded.cost, cost_final = true, updated_at = now()
+      where excluded.cost_final and not usage_records.cost_final`;
+}

@@ -1,0 +1,30 @@
+// What one inference costs the escrow, read from the state replica (issue 11 §7, the usage ledger).
+// The Finish fixes the executor's charge (devshard-protocol.md §5.4): min(tokens × price, reserved).
+// Before it is applied the escrow holds the reservation, which is also what Settlement charges a
+// record still Pending/Started (§5.6); a timed-out, error-missed or invalidated one is refunded.
+import { type InferenceRecord, InferenceStatus, type SessionState } from '../state/types.js';
+
+export interface InferenceCost {
+  /** ngonka. */
+  readonly cost: bigint;
+  /** True once the Finish (or the timeout) is applied in a persisted diff; false = the reservation. */
+  readonly final: boolean;
+}
+
+/** Undefined when the state has no live record for `nonce` (never started here, or already sealed). */
+export function inferenceCostOf(state: SessionState, nonce: bigint): InferenceCost | undefined {
+  const r: InferenceRecord | undefined = state.inferences.get(nonce);
+  if (!r) return undefined;
+  switch (r.status) {
+    case InferenceStatus.Pending:
+    case InferenceStatus.Started:
+      return { cost: r.reservedCost, final: false };
+    case InferenceStatus.TimedOut:
+    case InferenceStatus.Invalidated:
+      // ErrorMiss and an invalid vote return actualCost to the balance but leave it in the record.
+      return { cost: 0n, final: true };
+    default:
+      // Finished, Challenged, Validated: the Finish's charge (a later vote may still refund it).
+      return { cost: r.actualCost, final: true };
+  }
+}
