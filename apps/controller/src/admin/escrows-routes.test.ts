@@ -6,13 +6,12 @@ import {
   queryEscrow,
 } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
-import { GatewayError } from '@gonka-gateway/shared';
+import { GatewayError, openSecret } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordCommitment } from '../chain/commitments.js';
 import { createBusinessKey, createEscrow } from '../escrow/create.js';
 import { reconcileOpenCommitments } from '../jobs/reconcile-commitments.js';
-import { openSecret } from '../secrets/secret-box.js';
 import {
   adminHeaders,
   type ControllerHarness,

@@ -3,9 +3,8 @@
 // when GATEWAY_ENCRYPTION_KEY is set, because it is then kept AES-256-GCM encrypted. Errors name
 // the field, never the value.
 import { ChainError, PrivateKey, privateKeyFromEnv } from '@gonka-gateway/chain';
-import { GatewayError } from '@gonka-gateway/shared';
+import { GatewayError, sealSecret } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
-import { sealSecret } from '../secrets/secret-box.js';
 import type { KeySource } from './register.js';
 
 export interface KeyFields {

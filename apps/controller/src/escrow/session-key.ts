@@ -2,9 +2,8 @@
 // escrows.signer_key_env, else the encrypted key (GATEWAY_ENCRYPTION_KEY), else the gateway's
 // default DEVSHARD_PRIVATE_KEY. Errors name the source, never the value.
 import { DEFAULT_PRIVATE_KEY_ENV, PrivateKey, privateKeyFromEnv } from '@gonka-gateway/chain';
-import { GatewayError } from '@gonka-gateway/shared';
+import { GatewayError, openSecret } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
-import { openSecret } from '../secrets/secret-box.js';
 
 export async function sessionKeyOf(ctx: ControllerContext, escrowId: bigint): Promise<PrivateKey> {
   const [row] = await ctx.sql<{ signer_key_env: string | null; signer_key_encrypted: Buffer | null }[]>`

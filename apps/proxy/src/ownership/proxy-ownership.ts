@@ -18,7 +18,10 @@ export interface ProxyOwnershipOptions {
   readonly config: GatewayConfig;
   readonly sql: postgres.Sql;
   readonly redis: Redis;
-  /** Where creator keys are read (DEVSHARD_PRIVATE_KEY, escrows.signer_key_env). */
+  /**
+   * Where creator keys are read (DEVSHARD_PRIVATE_KEY, escrows.signer_key_env); keys stored encrypted
+   * (escrows.signer_key_encrypted) are opened with config.encryptionKey (GATEWAY_ENCRYPTION_KEY).
+   */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly leaseTtlMs?: number;
   /** Allow loopback/private host addresses (devnet, tests). */
@@ -67,7 +70,7 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     url: config.proxy.internalUrl,
     leaseTtlMs: options.leaseTtlMs ?? 10_000,
     store: new PostgresSessionStore(storeSql),
-    signerFor: creatorKeyFromEnv(options.env),
+    signerFor: creatorKeyFromEnv(options.env, { encryptionKey: config.encryptionKey }),
     resolveHost,
     prepare: () => hosts.refresh(),
     ...(options.flushIdleMs !== undefined ? { flushIdleMs: options.flushIdleMs } : {}),

@@ -12,13 +12,22 @@ export interface ActiveEscrow {
   readonly signerKeyEnv: string | null;
   /** The creator key is stored encrypted instead (escrows.signer_key_encrypted). */
   readonly hasEncryptedKey: boolean;
+  /**
+   * That encrypted key (iv ‖ tag ‖ ciphertext under GATEWAY_ENCRYPTION_KEY, sealed by the controller),
+   * or null. Opened only by creatorKeyFromEnv; never log an ActiveEscrow whole.
+   */
+  readonly signerKeyEncrypted: Uint8Array | null;
 }
 
 export async function readActiveEscrows(sql: Sql): Promise<ActiveEscrow[]> {
   const rows = await sql<
-    { escrow_id: string; model_id: string; signer_key_env: string | null; encrypted: boolean }[]
-  >`select escrow_id::text as escrow_id, model_id, signer_key_env,
-           signer_key_encrypted is not null as encrypted
+    {
+      escrow_id: string;
+      model_id: string;
+      signer_key_env: string | null;
+      signer_key_encrypted: Buffer | null;
+    }[]
+  >`select escrow_id::text as escrow_id, model_id, signer_key_env, signer_key_encrypted
       from escrows
      where state = 'active' and active
      order by escrow_id`;
@@ -26,7 +35,8 @@ export async function readActiveEscrows(sql: Sql): Promise<ActiveEscrow[]> {
     escrowId: BigInt(r.escrow_id),
     modelId: r.model_id,
     signerKeyEnv: r.signer_key_env,
-    hasEncryptedKey: r.encrypted,
+    hasEncryptedKey: r.signer_key_encrypted !== null,
+    signerKeyEncrypted: r.signer_key_encrypted === null ? null : new Uint8Array(r.signer_key_encrypted),
   }));
 }
 

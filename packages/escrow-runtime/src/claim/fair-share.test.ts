@@ -7,6 +7,7 @@ const escrow = (id: number, modelId = 'm'): ActiveEscrow => ({
   modelId,
   signerKeyEnv: null,
   hasEncryptedKey: false,
+  signerKeyEncrypted: null,
 });
 const ids = (...n: number[]) => new Set(n.map(BigInt));
 

@@ -1,15 +1,19 @@
 import { PrivateKey } from '@gonka-gateway/chain';
+import { sealSecret } from '@gonka-gateway/shared';
 import { describe, expect, it } from 'vitest';
 import type { ActiveEscrow } from '../claim/active-escrows.js';
 import { CreatorKeyError, creatorKeyFromEnv } from './creator-key.js';
 
 const HEX_A = '11'.repeat(32);
 const HEX_B = '22'.repeat(32);
+const HEX_C = '33'.repeat(32);
+const ENC = Buffer.from('44'.repeat(32), 'hex');
 const escrow = (extra: Partial<ActiveEscrow> = {}): ActiveEscrow => ({
   escrowId: 7n,
   modelId: 'm',
   signerKeyEnv: null,
   hasEncryptedKey: false,
+  signerKeyEncrypted: null,
   ...extra,
 });
 
@@ -33,8 +37,39 @@ describe('creatorKeyFromEnv', () => {
     expect(error?.message).not.toContain(HEX_A);
   });
 
-  it('refuses an encrypted key clearly (not supported yet)', () => {
-    expect(() => keyFor(escrow({ hasEncryptedKey: true }))).toThrow(CreatorKeyError);
-    expect(() => keyFor(escrow({ hasEncryptedKey: true }))).toThrow(/encrypted/);
+  it('opens escrows.signer_key_encrypted with the encryption key passed in, before any variable', () => {
+    const sealed = sealSecret(ENC, PrivateKey.fromHex(HEX_C).exportBytes());
+    const key = creatorKeyFromEnv(
+      { DEVSHARD_PRIVATE_KEY: HEX_A },
+      { encryptionKey: ENC },
+    )(escrow({ hasEncryptedKey: true, signerKeyEncrypted: sealed }));
+    expect(key.address).toBe(PrivateKey.fromHex(HEX_C).address);
+  });
+
+  it('refuses an encrypted key without the encryption key, with a wrong one, or not loaded', () => {
+    const sealed = sealSecret(ENC, PrivateKey.fromHex(HEX_C).exportBytes());
+    const row = escrow({ hasEncryptedKey: true, signerKeyEncrypted: sealed });
+    const messageOf = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        expect(e).toBeInstanceOf(CreatorKeyError);
+        return (e as Error).message;
+      }
+      throw new Error('expected a CreatorKeyError');
+    };
+    const messages = [
+      messageOf(() => keyFor(row)),
+      messageOf(() => creatorKeyFromEnv({}, { encryptionKey: Buffer.alloc(32, 9) })(row)),
+      messageOf(() => creatorKeyFromEnv({}, { encryptionKey: ENC })(escrow({ hasEncryptedKey: true }))),
+    ];
+    expect(messages[0]).toMatch(/escrow 7: .*GATEWAY_ENCRYPTION_KEY is not set/);
+    expect(messages[1]).toMatch(/escrow 7: .*cannot be opened/);
+    expect(messages[2]).toMatch(/escrow 7: .*not loaded/);
+    for (const m of messages) {
+      for (const secret of [HEX_C, ENC.toString('hex'), Buffer.from(sealed).toString('hex')]) {
+        expect(m).not.toContain(secret);
+      }
+    }
   });
 });
