@@ -1,0 +1,122 @@
+// The whole gateway as ./start runs it, for the lifecycle test (issues 11 and 12): a devnet in the test
+// process, a fresh migrated database, a Redis prefix, then the controller and two proxy replicas as
+// real OS processes, each ready once its health route answers 200.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ChainClient, createChainClient, queryChainId } from '@gonka-gateway/chain';
+import { type DevAccount, type Devnet, startDevnet } from '@gonka-gateway/devnet';
+import {
+  createTestDatabase,
+  createTestRedis,
+  type TestDatabase,
+  type TestRedis,
+} from '@gonka-gateway/shared/testing';
+import postgres from 'postgres';
+import { freePort, type RunningProcess, startProcess } from '../support/gateway-process.js';
+
+export const ADMIN_KEY = `sk-admin-${'a7'.repeat(24)}`;
+export const USER_KEY = `sk-${'7e'.repeat(24)}`;
+
+export interface Stack {
+  devnet: Devnet;
+  chain: ChainClient;
+  chainId: string;
+  creator: DevAccount;
+  db: TestDatabase;
+  /** Plain postgres.js on the stack's database, for checks only. */
+  sql: postgres.Sql;
+  redis: TestRedis;
+  controllerUrl: string;
+  proxyUrls: [string, string];
+  /** Every process this test started (stopped by pid in close). */
+  processes: RunningProcess[];
+  close(): Promise<void>;
+}
+
+async function ready(url: string, proc: RunningProcess, what: string): Promise<void> {
+  // The proxy answers /readyz, the controller /internal/health.
+  const path = what === 'controller' ? '/internal/health' : '/readyz';
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const ok = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(2_000) })
+      .then((r) => r.status === 200)
+      .catch(() => false);
+    if (ok) return;
+    if (proc.child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`${what} did not start:\n${proc.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+export async function startStack(): Promise<Stack> {
+  // Epochs of 4 000 blocks at 50 ms keep every escrow inside its settle window for the whole file.
+  const devnet = await startDevnet({
+    ports: 'ephemeral',
+    blockIntervalMs: 50,
+    env: {},
+    epoch: { epochLength: 4_000 },
+  });
+  const [db, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
+  const sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  const chain = createChainClient({
+    chainRest: devnet.urls.chainRest,
+    chainRpc: devnet.urls.chainRpc,
+    publicApi: devnet.urls.node,
+    timeoutMs: 10_000,
+  });
+  const chainId = await queryChainId(chain);
+  const creator = devnet.accounts.find((a) => a.name === 'creator-0')!;
+  const storageDir = await mkdtemp(join(tmpdir(), 'stack-e2e-'));
+  const [controllerPort, p1, p2] = [await freePort(), await freePort(), await freePort()];
+  const controllerUrl = `http://127.0.0.1:${controllerPort}`;
+  const common: Record<string, string> = {
+    DEVSHARD_ADMIN_API_KEY: ADMIN_KEY,
+    DEVSHARD_API_KEYS: USER_KEY,
+    DEVSHARDS_JSON: '[]',
+    DEVSHARD_PRIVATE_KEY: creator.key.exportHex(),
+    CREATOR_KEY: creator.key.exportHex(),
+    DEVSHARD_CHAIN_REST: devnet.urls.chainRest,
+    DEVSHARD_PUBLIC_API: devnet.urls.node,
+    DEVSHARD_STORAGE_DIR: storageDir,
+    DATABASE_URL: db.url,
+    REDIS_URL: redis.url,
+    REDIS_KEY_PREFIX: redis.prefix,
+    GATEWAY_LISTEN_HOST: '127.0.0.1',
+    GATEWAY_CONTROLLER_PORT: String(controllerPort),
+    GATEWAY_CONTROLLER_URL: controllerUrl,
+    GATEWAY_LEASE_TTL_MS: '1500',
+    GATEWAY_ALLOW_PRIVATE_HOSTS: 'on',
+    GATEWAY_FLUSH_IDLE_MS: '300',
+    GATEWAY_ADMISSION_TTL_MS: '2000',
+    LOG_LEVEL: 'warn',
+  };
+  const processes: RunningProcess[] = [];
+  const close = async () => {
+    for (const p of processes.splice(0).reverse()) await p.stop('SIGTERM').catch(() => undefined);
+    await sql.end({ timeout: 5 });
+    await rm(storageDir, { recursive: true, force: true });
+    await Promise.allSettled([db.drop(), redis.cleanup(), devnet.close()]);
+  };
+  try {
+    const controller = startProcess('apps/controller/src/main.ts', { ...common, DEVSHARD_PORT: String(p1) });
+    processes.push(controller);
+    await ready(controllerUrl, controller, 'controller');
+    const proxyUrls: [string, string] = [`http://127.0.0.1:${p1}`, `http://127.0.0.1:${p2}`];
+    const proxies = [p1, p2].map((port, i) =>
+      startProcess('apps/proxy/src/main.ts', {
+        ...common,
+        DEVSHARD_PORT: String(port),
+        GATEWAY_PROXY_INTERNAL_URL: `http://127.0.0.1:${port}`,
+        GATEWAY_REPLICA_ID: `stack-${i}`,
+      }),
+    );
+    processes.push(...proxies);
+    await Promise.all(proxies.map((p, i) => ready(proxyUrls[i]!, p, `proxy ${i}`)));
+    return { devnet, chain, chainId, creator, db, sql, redis, controllerUrl, proxyUrls, processes, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
