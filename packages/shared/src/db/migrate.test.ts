@@ -17,6 +17,7 @@ const EXPECTED_TABLES = [
   'session_snapshots',
   'session_state_signatures',
   'settings',
+  'usage_records',
 ];
 
 describe('migrations', () => {
