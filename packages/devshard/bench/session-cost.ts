@@ -5,9 +5,15 @@
 // CPU, GC threads included) during infer() minus the CPU spent inside the hosts' chat calls, which
 // run on the same thread.
 // One process per nonce, so the RSS growth printed is that run's (session + 5 host replicas + store).
+// The process holds all three, so memory is also split by dropping them one at a time after the run
+// (run with --expose-gc): heap + external bytes freed by letting go of the UserSession (what the
+// session itself retains: state, diff window, caches), then of the in-process hosts; what is left
+// above the baseline taken before setup is the in-memory store (every diff, payload, snapshot).
 //   pnpm --filter @gonka-gateway/devshard bench:session -- 1000 [requests] [--sealing]
 import { readFileSync } from 'node:fs';
+import type { InProcessNetwork } from '../src/session/testing/in-process-hosts.js';
 import { request, setup } from '../src/session/testing/session-setup.js';
+import type { UserSession } from '../src/session/user-session.js';
 
 function mainThreadNs(): number {
   try {
@@ -24,7 +30,18 @@ const target = Number(nonceArg ?? 1_000);
 const requests = Number(requestsArg ?? 200);
 
 const gc = (globalThis as { gc?: () => void }).gc;
-const t = setup({
+/** Heap + off-heap (Buffers) bytes after full collections; NaN without --expose-gc. */
+async function retainedBytes(): Promise<number> {
+  if (!gc) return Number.NaN;
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setImmediate(r));
+  }
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
+const base = await retainedBytes();
+let t: ReturnType<typeof setup> | undefined = setup({
   amount: 10n ** 15n,
   // All records live (grace far beyond the run), or sealed 20 nonces / 1 s after they finish.
   row: sealing
@@ -35,19 +52,19 @@ await t.init();
 // The in-process hosts run on this thread: count their CPU apart (main thread and process).
 let hostMainNs = 0;
 let hostProcessUs = 0;
-const chat = t.net.chat.bind(t.net);
-t.net.chat = async (...a: Parameters<typeof chat>) => {
+let chat: InProcessNetwork['chat'] | undefined = t.net.chat.bind(t.net);
+t.net.chat = async (...a: Parameters<InProcessNetwork['chat']>) => {
   const m0 = mainThreadNs();
   const c0 = process.cpuUsage();
   try {
-    return await chat(...a);
+    return await chat!(...a);
   } finally {
     const c1 = process.cpuUsage(c0);
     hostMainNs += mainThreadNs() - m0;
     hostProcessUs += c1.user + c1.system;
   }
 };
-const s = await t.open({ maxNonce: 1_000_000n });
+let s: UserSession | undefined = await t.open({ maxNonce: 1_000_000n });
 gc?.();
 const rss0 = process.memoryUsage().rss;
 while (s.latestNonce < BigInt(target)) {
@@ -78,15 +95,38 @@ for (let i = 0; i < requests; i++) {
 const hostMainUs = (hostMainNs - hostMain0) / 1_000 / requests;
 const hostUs = (hostProcessUs - hostProcess0) / requests;
 const sorted = wall.sort((a, b) => a - b);
+const live = s.state.inferences.size;
+const rssAfterRun = process.memoryUsage().rss;
+
+// Memory split: everything, then without the session, then without the hosts too.
+const all = await retainedBytes();
+await s.close();
+const sessionRef = new WeakRef(s);
+s = undefined;
+const withoutSession = await retainedBytes();
+const store = t.store;
+const netRef = new WeakRef(t.net);
+t = undefined;
+chat = undefined;
+const storeOnly = await retainedBytes();
+const mb = (b: number) => Number((b / 2 ** 20).toFixed(1));
 console.log(
   JSON.stringify({
     nonce: target,
     sealing,
-    live: s.state.inferences.size,
+    live,
     sessionMainUs: Math.round(main / 1_000 / requests - hostMainUs),
     sessionProcessUs: Math.round(cpu / requests - hostUs),
     hostUs: Math.round(hostUs),
     wallP50Ms: Number(sorted[Math.floor(sorted.length / 2)]!.toFixed(2)),
-    rssGrowthMB: Number(((rssAtTarget - rss0) / 2 ** 20).toFixed(1)),
+    rssGrowthMB: mb(rssAtTarget - rss0),
+    rssAfterRunMB: mb(rssAfterRun),
+    sessionMB: mb(all - withoutSession),
+    hostsMB: mb(withoutSession - storeOnly),
+    storeMB: mb(storeOnly - base),
+    // Both must be true, or the split above is wrong (something still holds them).
+    sessionFreed: sessionRef.deref() === undefined,
+    hostsFreed: netRef.deref() === undefined,
+    storeKept: store !== undefined,
   }),
 );
