@@ -472,7 +472,10 @@ describe('a host that fails before the first byte', () => {
     const starts = (await stack.storedDiffs(escrow.id)).filter(
       (d) => d.nonce >= next && d.diff.txs.some(({ tx }) => tx.kind === 'startInference'),
     );
-    expect(starts.map((d) => d.nonce).slice(0, 2)).toEqual([next, next + 1n]);
+    // The refused attempt took `next`; the retry took a later nonce (an owner's idle flush may take
+    // the one in between, so only the order is certain).
+    expect(starts[0]?.nonce).toBe(next);
+    expect(starts[1]!.nonce).toBeGreaterThan(next);
   });
 
   async function retries(): Promise<number> {
