@@ -1,12 +1,16 @@
 // The demo's first escrow, opened by ./start through the admin API exactly as an operator would
 // (POST /v1/admin/escrows via {gateway_url}, spec §4), so a fresh clone can chat at once. It also
 // sets the model's access mode to api_key, because a model is admin-only for user keys until then.
-// Nothing happens when an escrow is already registered (a restart reuses the database).
+// An escrow already registered is reused only when it exists on THIS devnet, by this creator and
+// unsettled: the devnet starts empty every time while the database persists across restarts.
+import { type ChainClient, queryEscrow } from '@gonka-gateway/chain';
 
 export interface DemoEscrowOptions {
   gatewayUrl: string;
   adminKey: string;
   chainId: string;
+  chain: ChainClient;
+  creator: string;
   modelId: string;
   /** Deposit in ngonka. */
   amount: bigint;
@@ -57,12 +61,28 @@ async function servingCount(urls: string[]): Promise<number> {
   return n;
 }
 
+interface EscrowRow {
+  escrow_id: number;
+  model_id: string;
+  state: string;
+  active: boolean;
+}
+
 export async function ensureDemoEscrow(o: DemoEscrowOptions): Promise<DemoEscrow> {
   const list = await admin(o, 'GET', '/v1/admin/devshards');
-  const existing = (list.json.data as { escrow_id: number }[] | undefined) ?? [];
+  const rows = (list.json.data as EscrowRow[] | undefined) ?? [];
+  let reusable: EscrowRow | undefined;
+  for (const row of rows) {
+    if (!row.active || row.state !== 'active' || row.model_id !== o.modelId) continue;
+    const onChain = await queryEscrow(o.chain, BigInt(row.escrow_id)).catch(() => undefined);
+    if (onChain?.escrow && onChain.escrow.creator === o.creator && !onChain.escrow.settled) {
+      reusable = row;
+      break;
+    }
+  }
   let escrow: DemoEscrow;
-  if (existing.length > 0) {
-    escrow = { escrowId: existing[0]!.escrow_id, created: false };
+  if (reusable) {
+    escrow = { escrowId: reusable.escrow_id, created: false };
     o.say(`escrow ${escrow.escrowId} already registered; reusing it`);
   } else {
     o.say(`opening an escrow: ${o.amount} ngonka for ${o.modelId}, broadcasting…`);

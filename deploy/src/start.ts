@@ -8,7 +8,7 @@
 // 5. Ctrl-C (or SIGTERM) drains and stops all of it, haproxy included.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PrivateKey } from '@gonka-gateway/chain';
+import { createChainClient, PrivateKey } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL, startDevnet } from '@gonka-gateway/devnet';
 import { ensureDemoEscrow } from './demo-escrow.js';
 import { loadOrCreateDevEnv } from './dev-env.js';
@@ -130,6 +130,13 @@ try {
     gatewayUrl,
     adminKey: secrets.DEVSHARD_ADMIN_API_KEY!,
     chainId: devnet.chainId,
+    chain: createChainClient({
+      chainRest: gatewayEnv.DEVSHARD_CHAIN_REST!,
+      chainRpc: devnet.urls.chainRpc,
+      publicApi: gatewayEnv.DEVSHARD_PUBLIC_API!,
+      timeoutMs: 10_000,
+    }),
+    creator: PrivateKey.fromHex(secrets.DEVSHARD_PRIVATE_KEY!).address,
     modelId,
     amount: escrowAmount,
     replicaStatusUrls: replicas.map((r) => `http://127.0.0.1:${r.port}/v1/status`),
