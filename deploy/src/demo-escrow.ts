@@ -86,20 +86,13 @@ export async function ensureDemoEscrow(o: DemoEscrowOptions): Promise<DemoEscrow
     o.say(`escrow ${escrow.escrowId} already registered; reusing it`);
   } else {
     o.say(`opening an escrow: ${o.amount} ngonka for ${o.modelId}, broadcasting…`);
-    const created = await admin(
-      o,
-      'POST',
-      '/v1/admin/escrows',
-      {
-        amount: o.amount.toString(),
-        model_id: o.modelId,
-        chain_id: o.chainId,
-        private_key_env: 'DEVSHARD_PRIVATE_KEY',
-        register: true,
-      },
-      // A retried ./start after a crash mid-request gets the same escrow, not a second deposit.
-      { 'idempotency-key': `start-demo-${o.chainId}-${o.modelId}` },
-    );
+    const created = await admin(o, 'POST', '/v1/admin/escrows', {
+      amount: o.amount.toString(),
+      model_id: o.modelId,
+      chain_id: o.chainId,
+      private_key_env: 'DEVSHARD_PRIVATE_KEY',
+      register: true,
+    });
     escrow = { escrowId: created.json.escrow_id as number, created: true };
     o.say(`  included: tx ${created.json.tx_hash}, escrow ${escrow.escrowId}`);
     o.say(`  registered: ${created.json.registered ? 'yes' : 'no'}`);

@@ -12,6 +12,12 @@ import { createChainClient, PrivateKey } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL, startDevnet } from '@gonka-gateway/devnet';
 import { ensureDemoEscrow } from './demo-escrow.js';
 import { loadOrCreateDevEnv } from './dev-env.js';
+import {
+  clearRedisPrefix,
+  DEVNET_DATABASE,
+  DEVNET_REDIS_PREFIX,
+  dropDevnetDatabase,
+} from './devnet-state.js';
 import { ensureHaproxy, haproxyConfig, type LoadBalancer, startHaproxy } from './load-balancer.js';
 import { REPO_ROOT, startTsProcess, type TsProcess, waitForHttp } from './ts-process.js';
 
@@ -41,9 +47,17 @@ const devnet = await startDevnet({
   env: { DEVSHARD_PRIVATE_KEY: secrets.DEVSHARD_PRIVATE_KEY! },
 });
 
+// Without an operator's choice, the database and Redis prefix are the devnet's own, emptied here.
+const databaseUrl = env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/${DEVNET_DATABASE}`;
+const redisPrefix = env.REDIS_KEY_PREFIX ?? DEVNET_REDIS_PREFIX;
+if (!env.DATABASE_URL) await dropDevnetDatabase(databaseUrl);
+if (!env.REDIS_KEY_PREFIX) await clearRedisPrefix(env.REDIS_URL ?? 'redis://127.0.0.1:6379', redisPrefix);
+
 const gatewayEnv: Record<string, string> = {
   ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
   ...secrets,
+  DATABASE_URL: databaseUrl,
+  REDIS_KEY_PREFIX: redisPrefix,
   DEVSHARDS_JSON: env.DEVSHARDS_JSON ?? (env.DEVSHARD_ESCROW_ID ? '' : '[]'),
   DEVSHARD_CHAIN_REST: env.DEVSHARD_CHAIN_REST ?? devnet.urls.chainRest,
   DEVSHARD_TX_QUERY_REST: env.DEVSHARD_TX_QUERY_REST ?? devnet.urls.chainRest,
