@@ -19,6 +19,7 @@ import {
   dropDevnetDatabase,
 } from './devnet-state.js';
 import { ensureHaproxy, haproxyConfig, type LoadBalancer, startHaproxy } from './load-balancer.js';
+import { takenPort } from './port-check.js';
 import { REPO_ROOT, startTsProcess, type TsProcess, waitForHttp } from './ts-process.js';
 
 const env = process.env;
@@ -38,6 +39,17 @@ const prefixed = (name: string) => (chunk: string) => {
   if (!verbose && !/"level":(40|50|60)/.test(chunk) && !/error/i.test(chunk)) return;
   for (const line of chunk.split('\n')) if (line.trim()) process.stdout.write(`[${name}] ${line}\n`);
 };
+
+const taken = await takenPort([
+  { port: gatewayPort, variable: 'START_GATEWAY_PORT' },
+  { port: replicaPorts[0]!, variable: 'DEVSHARD_PORT' },
+  { port: replicaPorts[1]!, variable: 'START_SECOND_PROXY_PORT' },
+  { port: controllerPort, variable: 'GATEWAY_CONTROLLER_PORT' },
+]);
+if (taken) {
+  say(taken);
+  process.exit(1);
+}
 
 say('starting the devnet…');
 const devnet = await startDevnet({

@@ -4,7 +4,9 @@
 // When haproxy is not on PATH the same test checks the one-replica fallback (tests never install).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findHaproxy } from '@gonka-gateway/deploy';
@@ -141,4 +143,24 @@ describe('the README start command', () => {
       await start.stop('SIGTERM');
     }
   }, 200_000);
+
+  it('names a taken port with the variable that moves it, before starting anything', async () => {
+    const blocker = createServer().listen(0, '127.0.0.1');
+    await once(blocker, 'listening');
+    const taken = (blocker.address() as { port: number }).port;
+    try {
+      const start = startProcess('deploy/src/start.ts', {
+        START_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-start-')),
+        START_GATEWAY_PORT: String(taken),
+        DEVSHARD_PORT: String(await freePort()),
+        START_SECOND_PROXY_PORT: String(await freePort()),
+        GATEWAY_CONTROLLER_PORT: String(await freePort()),
+      });
+      expect(await start.exited).toBe(1);
+      expect(start.output()).toContain(`port ${taken} is taken; START_GATEWAY_PORT moves it`);
+      expect(start.output()).not.toContain('starting the devnet');
+    } finally {
+      blocker.close();
+    }
+  }, 30_000);
 });
