@@ -1,4 +1,5 @@
 export { DEV_ENV_KEYS, loadOrCreateDevEnv } from './dev-env.js';
+export { findHaproxy } from './load-balancer.js';
 export {
   REPO_ROOT,
   startTsProcess,

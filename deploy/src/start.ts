@@ -1,19 +1,37 @@
 // `./start` / `pnpm start`: the whole gateway on a local devnet, with working defaults.
 // 1. secrets for the demo from .gateway-data/dev.env (generated once, mode 0600);
 // 2. the devnet on its default ports, funding and allowlisting the creator key;
-// 3. the controller (creates and migrates the database), then the proxy, as their own processes;
-// 4. Ctrl-C (or SIGTERM) drains and stops all of it.
+// 3. the controller (creates and migrates the database), then two proxy replicas, as their own
+//    processes, behind HAProxy on the spec's {gateway_url} 127.0.0.1:18080 (load-balancer.ts); one
+//    replica on that port instead when haproxy is missing and cannot be installed;
+// 4. the demo escrow for the default model through the admin API (demo-escrow.ts), and a curl to try;
+// 5. Ctrl-C (or SIGTERM) drains and stops all of it, haproxy included.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PrivateKey } from '@gonka-gateway/chain';
-import { startDevnet } from '@gonka-gateway/devnet';
+import { createChainClient, PrivateKey } from '@gonka-gateway/chain';
+import { GNK, QWEN_MODEL, startDevnet } from '@gonka-gateway/devnet';
+import { ensureDemoEscrow } from './demo-escrow.js';
 import { loadOrCreateDevEnv } from './dev-env.js';
+import {
+  clearRedisPrefix,
+  DEVNET_DATABASE,
+  DEVNET_REDIS_PREFIX,
+  dropDevnetDatabase,
+} from './devnet-state.js';
+import { ensureHaproxy, haproxyConfig, type LoadBalancer, startHaproxy } from './load-balancer.js';
+import { takenPort } from './port-check.js';
 import { REPO_ROOT, startTsProcess, type TsProcess, waitForHttp } from './ts-process.js';
 
 const env = process.env;
-const devEnvPath = join(REPO_ROOT, '.gateway-data', 'dev.env');
+const dataDir = env.START_DATA_DIR ?? join(REPO_ROOT, '.gateway-data');
+const devEnvPath = join(dataDir, 'dev.env');
 const secrets = loadOrCreateDevEnv(devEnvPath);
-const proxyPort = env.DEVSHARD_PORT ?? '8080';
+const gatewayPort = env.START_GATEWAY_PORT ?? '18080';
+// The replicas' own ports: DEVSHARD_PORT for the first, START_SECOND_PROXY_PORT for the second.
+const replicaPorts = [env.DEVSHARD_PORT ?? '8080', env.START_SECOND_PROXY_PORT ?? '8082'];
 const controllerPort = env.GATEWAY_CONTROLLER_PORT ?? '8081';
+const modelId = env.START_MODEL ?? QWEN_MODEL;
+const escrowAmount = BigInt(env.START_ESCROW_AMOUNT ?? String(10n * GNK));
 const verbose = env.START_VERBOSE === '1';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -21,6 +39,17 @@ const prefixed = (name: string) => (chunk: string) => {
   if (!verbose && !/"level":(40|50|60)/.test(chunk) && !/error/i.test(chunk)) return;
   for (const line of chunk.split('\n')) if (line.trim()) process.stdout.write(`[${name}] ${line}\n`);
 };
+
+const taken = await takenPort([
+  { port: gatewayPort, variable: 'START_GATEWAY_PORT' },
+  { port: replicaPorts[0]!, variable: 'DEVSHARD_PORT' },
+  { port: replicaPorts[1]!, variable: 'START_SECOND_PROXY_PORT' },
+  { port: controllerPort, variable: 'GATEWAY_CONTROLLER_PORT' },
+]);
+if (taken) {
+  say(taken);
+  process.exit(1);
+}
 
 say('starting the devnet…');
 const devnet = await startDevnet({
@@ -30,27 +59,39 @@ const devnet = await startDevnet({
   env: { DEVSHARD_PRIVATE_KEY: secrets.DEVSHARD_PRIVATE_KEY! },
 });
 
+// Without an operator's choice, the database and Redis prefix are the devnet's own, emptied here.
+const databaseUrl = env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/${DEVNET_DATABASE}`;
+const redisPrefix = env.REDIS_KEY_PREFIX ?? DEVNET_REDIS_PREFIX;
+if (!env.DATABASE_URL) await dropDevnetDatabase(databaseUrl);
+if (!env.REDIS_KEY_PREFIX) await clearRedisPrefix(env.REDIS_URL ?? 'redis://127.0.0.1:6379', redisPrefix);
+
 const gatewayEnv: Record<string, string> = {
   ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
   ...secrets,
+  DATABASE_URL: databaseUrl,
+  REDIS_KEY_PREFIX: redisPrefix,
   DEVSHARDS_JSON: env.DEVSHARDS_JSON ?? (env.DEVSHARD_ESCROW_ID ? '' : '[]'),
   DEVSHARD_CHAIN_REST: env.DEVSHARD_CHAIN_REST ?? devnet.urls.chainRest,
   DEVSHARD_TX_QUERY_REST: env.DEVSHARD_TX_QUERY_REST ?? devnet.urls.chainRest,
   DEVSHARD_PUBLIC_API: env.DEVSHARD_PUBLIC_API ?? devnet.urls.node,
-  DEVSHARD_STORAGE_DIR: env.DEVSHARD_STORAGE_DIR ?? join(REPO_ROOT, '.gateway-data', 'storage'),
-  DEVSHARD_PORT: proxyPort,
+  DEVSHARD_STORAGE_DIR: env.DEVSHARD_STORAGE_DIR ?? join(dataDir, 'storage'),
   GATEWAY_CONTROLLER_PORT: controllerPort,
   // The devnet's hosts listen on loopback, which the proxy refuses by default (issue 11 §9).
   GATEWAY_ALLOW_PRIVATE_HOSTS: env.GATEWAY_ALLOW_PRIVATE_HOSTS ?? 'on',
 };
 
 const children: TsProcess[] = [];
+let balancer: LoadBalancer | undefined;
 let stopping = false;
 async function stopAll(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
-    say('\nstopping: proxy, controller, devnet…');
-    for (const child of [...children].reverse()) await child.stop('SIGTERM');
+    say('\nstopping: load balancer, proxies, controller, devnet…');
+    await balancer?.stop();
+    // Replicas drain in parallel (each hands its escrows back); the controller goes last.
+    const [controller, ...proxies] = children;
+    await Promise.all(proxies.map((p) => p.stop('SIGTERM')));
+    await controller?.stop('SIGTERM');
     await devnet.close();
   }
   process.exit(code);
@@ -58,42 +99,97 @@ async function stopAll(code: number): Promise<never> {
 process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
-async function startChild(name: string, entry: string, readyUrl: string): Promise<TsProcess> {
-  say(`starting the ${name}…`);
-  const child = startTsProcess(entry, gatewayEnv, { onOutput: prefixed(name) });
+function startChild(name: string, entry: string, extraEnv: Record<string, string> = {}): TsProcess {
+  const child = startTsProcess(entry, { ...gatewayEnv, ...extraEnv }, { onOutput: prefixed(name) });
   children.push(child);
   void child.exited.then((code) => {
     if (stopping) return;
     say(`the ${name} exited (${code}):\n${child.output().split('\n').slice(-15).join('\n')}`);
     void stopAll(1);
   });
-  await waitForHttp(readyUrl, child);
   return child;
 }
 
+function startReplica(i: number, port: string): { child: TsProcess; port: string } {
+  const child = startChild(`proxy ${i + 1}`, 'apps/proxy/src/main.ts', {
+    DEVSHARD_PORT: port,
+    GATEWAY_REPLICA_ID: `start-${i + 1}`,
+    GATEWAY_PROXY_INTERNAL_URL: `http://127.0.0.1:${port}`,
+  });
+  return { child, port };
+}
+
+const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+let replicas: { child: TsProcess; port: string }[] = [];
 try {
-  await startChild(
-    'controller',
-    'apps/controller/src/main.ts',
-    `http://127.0.0.1:${controllerPort}/internal/health`,
-  );
-  await startChild('proxy', 'apps/proxy/src/main.ts', `http://127.0.0.1:${proxyPort}/v1/status`);
+  say('starting the controller…');
+  const controller = startChild('controller', 'apps/controller/src/main.ts', {
+    DEVSHARD_PORT: replicaPorts[0]!,
+  });
+  await waitForHttp(`http://127.0.0.1:${controllerPort}/internal/health`, controller);
+  const haproxy = env.START_LOAD_BALANCER === 'none' ? undefined : ensureHaproxy(say);
+  if (haproxy) {
+    say('starting two proxy replicas…');
+    replicas = replicaPorts.map((port, i) => startReplica(i, port));
+  } else {
+    say(`haproxy is not installed and cannot be installed here: one proxy replica serves ${gatewayUrl}`);
+    replicas = [startReplica(0, gatewayPort)];
+  }
+  await Promise.all(replicas.map((r) => waitForHttp(`http://127.0.0.1:${r.port}/readyz`, r.child)));
+  if (haproxy) {
+    say(`starting haproxy on ${gatewayUrl}…`);
+    mkdirSync(dataDir, { recursive: true });
+    const config = haproxyConfig(
+      Number(gatewayPort),
+      replicas.map((r, i) => ({ name: `proxy${i + 1}`, port: Number(r.port) })),
+    );
+    const lb = startHaproxy(haproxy, join(dataDir, 'haproxy.cfg'), config);
+    balancer = lb;
+    void lb.exited.then((code) => {
+      if (stopping) return;
+      say(`haproxy exited (${code}) (START_GATEWAY_PORT moves its port):\n${lb.output()}`);
+      void stopAll(1);
+    });
+    await waitForHttp(`${gatewayUrl}/readyz`, { child: lb.child, output: lb.output } as TsProcess);
+  }
+  await ensureDemoEscrow({
+    gatewayUrl,
+    adminKey: secrets.DEVSHARD_ADMIN_API_KEY!,
+    chainId: devnet.chainId,
+    chain: createChainClient({
+      chainRest: gatewayEnv.DEVSHARD_CHAIN_REST!,
+      chainRpc: devnet.urls.chainRpc,
+      publicApi: gatewayEnv.DEVSHARD_PUBLIC_API!,
+      timeoutMs: 10_000,
+    }),
+    creator: PrivateKey.fromHex(secrets.DEVSHARD_PRIVATE_KEY!).address,
+    modelId,
+    amount: escrowAmount,
+    replicaStatusUrls: replicas.map((r) => `http://127.0.0.1:${r.port}/v1/status`),
+    say,
+  });
 } catch (err) {
   say(`start failed: ${err instanceof Error ? err.message : String(err)}`);
   await stopAll(1);
 }
 
 const creator = PrivateKey.fromHex(secrets.DEVSHARD_PRIVATE_KEY!).address;
+const userKey = secrets.DEVSHARD_API_KEYS!.split(',')[0]!.trim();
+const replicaLine = replicas.map((r) => `:${r.port}`).join(' and ');
 say(`
 gateway ready on the devnet (chain id ${devnet.chainId})
-  gateway (proxy)   http://127.0.0.1:${proxyPort}      status: GET /v1/status
-  controller        http://127.0.0.1:${controllerPort}      metrics: GET /metrics on both
+  gateway           ${gatewayUrl}   ${balancer ? `haproxy → proxy replicas on ${replicaLine}` : 'one proxy replica (no load balancer)'}
+  controller        http://127.0.0.1:${controllerPort}    metrics: GET /metrics on every process
   devnet            chain REST ${devnet.urls.chainRest}, RPC ${devnet.urls.chainRpc}, node ${devnet.urls.node}
   hosts             ${devnet.participants.map((p) => p.inferenceUrl).join(', ')}
   creator address   ${creator} (funded and allowlisted on the devnet)
   API keys          in ${devEnvPath} (DEVSHARD_API_KEYS, DEVSHARD_ADMIN_API_KEY)
 
-try:  curl -s http://127.0.0.1:${proxyPort}/v1/status
-      pnpm gwctl balance ${creator}
-      pnpm gwctl params
+a streamed chat completion with the user key:
+curl -N ${gatewayUrl}/v1/chat/completions \\
+  -H 'authorization: Bearer ${userKey}' -H 'content-type: application/json' \\
+  -d '{"model":"${modelId}","stream":true,"messages":[{"role":"user","content":"Hello!"}]}'
+
+also:  curl -s ${gatewayUrl}/v1/status
+       pnpm gwctl balance ${creator}
 Ctrl-C stops everything. START_VERBOSE=1 shows every log line.`);
