@@ -91,6 +91,15 @@ export const quorumSlots = (slotCount: number) => Math.floor((2 * slotCount) / 3
 export const timeoutWeightNeeded = (row: DevshardEscrow) =>
   Math.floor((row.slots.length * row.voteThresholdFactor) / 100) + 1;
 
+/** A host the others can outvote: its slots leave more than vote_threshold to the rest (§5.4). */
+export const outvotableHost = (g: Group) => smallestHost(g, 7);
+
+/** For `gateway.escrow`: a group of two hosts or more with a host the others can outvote. */
+export function hasOutvotableHost(g: Group, row: DevshardEscrow): boolean {
+  const host = outvotableHost(g);
+  return g.size >= 2 && host !== undefined && 16 - g.get(host)!.length >= timeoutWeightNeeded(row);
+}
+
 /** One escrow of a test: its chain row, the session record, a store and every session event. */
 export class TestEscrow {
   readonly store = new InMemorySessionStore();
