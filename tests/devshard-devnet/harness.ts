@@ -6,7 +6,6 @@
 import {
   type ChainClient,
   connectTxSigner,
-  createChainClient,
   type DevshardEscrow,
   findEscrowCreatedEvents,
   type InferenceParams,
@@ -19,6 +18,7 @@ import {
   type DevAccount,
   type Devnet,
   type DevnetOptions,
+  devnetChainClient,
   GNK,
   type HostSession,
   QWEN_MODEL,
@@ -219,12 +219,7 @@ export class Gateway {
   static async start(options: DevnetOptions = {}): Promise<Gateway> {
     const devnet = await startSessionDevnet(options);
     try {
-      const client = createChainClient({
-        chainRest: devnet.urls.chainRest,
-        chainRpc: devnet.urls.chainRpc,
-        publicApi: devnet.urls.node,
-        timeoutMs: 10_000,
-      });
+      const client = devnetChainClient(devnet);
       const params = await queryInferenceParams(client);
       const creator = account(devnet, 'creator-0');
       // Unordered-tx timeouts follow the devnet clock, which tests move with blocks.advanceTime.

@@ -4,8 +4,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChainClient, createChainClient, queryChainId } from '@gonka-gateway/chain';
-import { type DevAccount, type Devnet, GNK, QWEN_MODEL, startDevnet } from '@gonka-gateway/devnet';
+import { type ChainClient, queryChainId } from '@gonka-gateway/chain';
+import {
+  type DevAccount,
+  type Devnet,
+  devnetChainClient,
+  GNK,
+  QWEN_MODEL,
+  startDevnet,
+} from '@gonka-gateway/devnet';
 import {
   bootstrapSettings,
   createLogger,
@@ -63,12 +70,7 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
     epoch: { epochLength: 4_000 },
   });
   const [database, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
-  const chain = createChainClient({
-    chainRest: devnet.urls.chainRest,
-    chainRpc: devnet.urls.chainRpc,
-    publicApi: devnet.urls.node,
-    timeoutMs: 10_000,
-  });
+  const chain = devnetChainClient(devnet);
   const chainId = await queryChainId(chain);
   const account = (name: string) => {
     const found = devnet.accounts.find((a) => a.name === name);
