@@ -3,9 +3,15 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChainClient, createChainClient, type PrivateKey } from '@gonka-gateway/chain';
+import type { PrivateKey } from '@gonka-gateway/chain';
 import { runCli } from '@gonka-gateway/cli';
-import { type DevAccount, type Devnet, type DevnetOptions, startDevnet } from '@gonka-gateway/devnet';
+import {
+  type DevAccount,
+  type Devnet,
+  type DevnetOptions,
+  devnetChainClient,
+  startDevnet,
+} from '@gonka-gateway/devnet';
 
 /** Blocks every 50 ms keep block time close to the wall clock (tx timeouts, X-Timestamp). */
 export function startChainDevnet(options: DevnetOptions = {}): Promise<Devnet> {
@@ -24,14 +30,8 @@ export function participant(devnet: Devnet, name: string) {
   return found;
 }
 
-export function clientFor(devnet: Devnet, options: { timeoutMs?: number } = {}): ChainClient {
-  return createChainClient({
-    chainRest: devnet.urls.chainRest,
-    chainRpc: devnet.urls.chainRpc,
-    publicApi: devnet.urls.node,
-    timeoutMs: options.timeoutMs ?? 10_000,
-  });
-}
+/** A ChainClient on the devnet (10 s timeout unless given). */
+export const clientFor = devnetChainClient;
 
 /** Waits that end as soon as the tx is indexed; the timeout only bounds a broken run. */
 export const UNTIL_INCLUDED = { intervalMs: 20, timeoutMs: 15_000 } as const;

@@ -12,7 +12,7 @@ import {
 } from '@gonka-gateway/devshard';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, expectedCompletion, serve, serveUntilNextTargets } from './chat-cases.js';
-import { Gateway, type Group, smallestHost, timeoutWeightNeeded } from './harness.js';
+import { Gateway, hasOutvotableHost, outvotableHost } from './harness.js';
 import { ledgerFromStore, settleAndCheck } from './settle.js';
 
 let gateway: Gateway;
@@ -24,8 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
 });
-
-const votedOut = (g: Group) => smallestHost(g, 7);
 
 /** The store as seen by a process whose pending-tx writes are lost (it crashes before they land). */
 function losingPendingWrites(store: SessionStore): SessionStore {
@@ -41,14 +39,8 @@ function losingPendingWrites(store: SessionStore): SessionStore {
 describe('the finalize gate', () => {
   it('a refused request: completion_pending until its deadline, then TimedOut at cost 0 with a miss', async () => {
     const { devnet } = gateway;
-    const escrow = await gateway.escrow(
-      (g, row) =>
-        g.size >= 2 &&
-        votedOut(g) !== undefined &&
-        16 - g.get(votedOut(g)!)!.length >= timeoutWeightNeeded(row),
-      'a host the others can outvote',
-    );
-    const refuser = votedOut(escrow.group)!;
+    const escrow = await gateway.escrow(hasOutvotableHost, 'a host the others can outvote');
+    const refuser = outvotableHost(escrow.group)!;
     const session = await escrow.open();
     let i = 0;
     await serveUntilNextTargets(

@@ -6,7 +6,6 @@
 import {
   type ChainClient,
   connectTxSigner,
-  createChainClient,
   type DevshardEscrow,
   findEscrowCreatedEvents,
   type InferenceParams,
@@ -19,6 +18,7 @@ import {
   type DevAccount,
   type Devnet,
   type DevnetOptions,
+  devnetChainClient,
   GNK,
   type HostSession,
   QWEN_MODEL,
@@ -90,6 +90,15 @@ export const quorumSlots = (slotCount: number) => Math.floor((2 * slotCount) / 3
 /** Accept weight a timeout needs: > ⌊N × factor / 100⌋ (§5.2, §5.4). */
 export const timeoutWeightNeeded = (row: DevshardEscrow) =>
   Math.floor((row.slots.length * row.voteThresholdFactor) / 100) + 1;
+
+/** A host the others can outvote: its slots leave more than vote_threshold to the rest (§5.4). */
+export const outvotableHost = (g: Group) => smallestHost(g, 7);
+
+/** For `gateway.escrow`: a group of two hosts or more with a host the others can outvote. */
+export function hasOutvotableHost(g: Group, row: DevshardEscrow): boolean {
+  const host = outvotableHost(g);
+  return g.size >= 2 && host !== undefined && 16 - g.get(host)!.length >= timeoutWeightNeeded(row);
+}
 
 /** One escrow of a test: its chain row, the session record, a store and every session event. */
 export class TestEscrow {
@@ -210,12 +219,7 @@ export class Gateway {
   static async start(options: DevnetOptions = {}): Promise<Gateway> {
     const devnet = await startSessionDevnet(options);
     try {
-      const client = createChainClient({
-        chainRest: devnet.urls.chainRest,
-        chainRpc: devnet.urls.chainRpc,
-        publicApi: devnet.urls.node,
-        timeoutMs: 10_000,
-      });
+      const client = devnetChainClient(devnet);
       const params = await queryInferenceParams(client);
       const creator = account(devnet, 'creator-0');
       // Unordered-tx timeouts follow the devnet clock, which tests move with blocks.advanceTime.

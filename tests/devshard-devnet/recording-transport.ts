@@ -1,19 +1,14 @@
 // A HostTransport that records each chat POST before handing it to the real transport, so tests can
 // see what the session sent where (catch-up chunks, §7.3) — and can make a send fail before it leaves,
 // as when the gateway process dies between the write-ahead and the send (architecture §2.3).
-import type {
-  CallOptions,
-  ChatEvent,
-  ChatOptions,
-  ChatPurpose,
-  ChatStream,
-  DecodedTx,
-  DiffRecord,
-  HostTarget,
-  HostTransport,
-  InferenceRequestWire,
-  VerifyTimeoutRequest,
-  VerifyTimeoutResponse,
+import {
+  type ChatEvent,
+  type ChatOptions,
+  type ChatPurpose,
+  type ChatStream,
+  ForwardingTransport,
+  type HostTarget,
+  type InferenceRequestWire,
 } from '@gonka-gateway/devshard';
 
 export interface ChatSend {
@@ -42,7 +37,7 @@ class HeldStream implements ChatStream {
   }
 }
 
-export class RecordingTransport implements HostTransport {
+export class RecordingTransport extends ForwardingTransport {
   readonly sends: ChatSend[] = [];
   /** When set, a chat POST for which it returns an error throws it instead of being sent. */
   failBeforeSend: ((send: ChatSend) => Error | undefined) | undefined;
@@ -52,9 +47,7 @@ export class RecordingTransport implements HostTransport {
    */
   holdAnswer: ((send: ChatSend) => Promise<void> | undefined) | undefined;
 
-  constructor(private readonly inner: HostTransport) {}
-
-  chat(
+  override chat(
     target: HostTarget,
     escrowId: string,
     request: InferenceRequestWire,
@@ -73,37 +66,5 @@ export class RecordingTransport implements HostTransport {
     const gate = this.holdAnswer?.(send);
     const stream = this.inner.chat(target, escrowId, request, options);
     return gate ? stream.then((st) => new HeldStream(st, gate)) : stream;
-  }
-
-  verifyTimeout(
-    target: HostTarget,
-    escrowId: string,
-    request: VerifyTimeoutRequest,
-    options?: CallOptions,
-  ): Promise<VerifyTimeoutResponse> {
-    return this.inner.verifyTimeout(target, escrowId, request, options);
-  }
-
-  getSignatures(
-    target: HostTarget,
-    escrowId: string,
-    nonce: bigint,
-    options?: CallOptions,
-  ): Promise<Map<number, Uint8Array>> {
-    return this.inner.getSignatures(target, escrowId, nonce, options);
-  }
-
-  getDiffs(
-    target: HostTarget,
-    escrowId: string,
-    from: bigint,
-    to: bigint,
-    options?: CallOptions,
-  ): Promise<DiffRecord[]> {
-    return this.inner.getDiffs(target, escrowId, from, to, options);
-  }
-
-  getMempool(target: HostTarget, escrowId: string, options?: CallOptions): Promise<DecodedTx[]> {
-    return this.inner.getMempool(target, escrowId, options);
   }
 }

@@ -14,7 +14,7 @@ import {
   serve,
   serveUntilNextTargets,
 } from './chat-cases.js';
-import { Gateway, smallestHost, type TestEscrow, timeoutWeightNeeded } from './harness.js';
+import { Gateway, hasOutvotableHost, outvotableHost, type TestEscrow } from './harness.js';
 import { ledgerFromStore, settleAndCheck } from './settle.js';
 
 const REQUESTS = 200;
@@ -124,10 +124,7 @@ async function expectHostsAgree(escrow: TestEscrow): Promise<void> {
 describe('sealing in a long session (devshard-protocol.md §5.6)', () => {
   it('seals old Finished and TimedOut records at the auto-seal nonce as the hosts do; the session still settles exactly', async () => {
     const { devnet } = gateway;
-    const escrow = await gateway.escrow((g, row) => {
-      const r = smallestHost(g, 7);
-      return g.size >= 2 && r !== undefined && 16 - g.get(r)!.length >= timeoutWeightNeeded(row);
-    }, 'a host the others can outvote');
+    const escrow = await gateway.escrow(hasOutvotableHost, 'a host the others can outvote');
     // The row's seal settings, not the §12 #7 defaults: hosts seal with these.
     const config = escrow.record.escrow;
     expect(config.inferenceSealGraceNonces).toBe(160n);
@@ -138,7 +135,7 @@ describe('sealing in a long session (devshard-protocol.md §5.6)', () => {
     const next = () => chatCase(i++, ' seal');
 
     // An early refusal, timed out: a terminal record, sealed by the nonce gate alone.
-    const refuser = smallestHost(escrow.group, 7)!;
+    const refuser = outvotableHost(escrow.group)!;
     await serveUntilNextTargets(session, (n) => escrow.executorOf(n), refuser, next);
     await devnet.devshardHosts.setFault(refuser, { mode: 'refuse' });
     const refused = (await serve(session, next())).result.nonce;

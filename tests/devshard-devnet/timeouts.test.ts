@@ -6,7 +6,13 @@
 import { HostErrorCode, InferenceStatus } from '@gonka-gateway/devshard';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, serve, serveUntilNextTargets } from './chat-cases.js';
-import { Gateway, type Group, smallestHost, timeoutWeightNeeded, withoutValidations } from './harness.js';
+import {
+  Gateway,
+  hasOutvotableHost,
+  outvotableHost,
+  timeoutWeightNeeded,
+  withoutValidations,
+} from './harness.js';
 import { settleAndCheck } from './settle.js';
 
 let gateway: Gateway;
@@ -19,20 +25,11 @@ afterAll(async () => {
   await gateway?.close();
 });
 
-/** A host the others can outvote: its slots leave more than vote_threshold to the rest (§5.4). */
-const votedOut = (g: Group) => smallestHost(g, 7);
-
 describe('timeouts by votes', () => {
   it('a refusing executor is timed out as refused; the reservation returns and its slot misses one', async () => {
     const { devnet } = gateway;
-    const escrow = await gateway.escrow(
-      (g, row) =>
-        g.size >= 2 &&
-        votedOut(g) !== undefined &&
-        16 - g.get(votedOut(g)!)!.length >= timeoutWeightNeeded(row),
-      'a host the others can outvote',
-    );
-    const refuser = votedOut(escrow.group)!;
+    const escrow = await gateway.escrow(hasOutvotableHost, 'a host the others can outvote');
+    const refuser = outvotableHost(escrow.group)!;
     // The row froze refusal_timeout at creation (§12 #8): a later governance change must not move the
     // deadline, neither for the session nor for the hosts that vote.
     expect(escrow.record.chainParams.refusalTimeout).toBe(60n);
@@ -114,14 +111,8 @@ describe('timeouts by votes', () => {
 
   it('an executor that stalls after its receipt is timed out as execution; the reservation returns', async () => {
     const { devnet } = gateway;
-    const escrow = await gateway.escrow(
-      (g, row) =>
-        g.size >= 2 &&
-        votedOut(g) !== undefined &&
-        16 - g.get(votedOut(g)!)!.length >= timeoutWeightNeeded(row),
-      'a host the others can outvote',
-    );
-    const staller = votedOut(escrow.group)!;
+    const escrow = await gateway.escrow(hasOutvotableHost, 'a host the others can outvote');
+    const staller = outvotableHost(escrow.group)!;
     const session = await escrow.open();
     let i = 0;
     await serveUntilNextTargets(

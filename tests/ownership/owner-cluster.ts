@@ -10,15 +10,12 @@ import { REPO_ROOT, startTsProcess, type TsProcess } from '@gonka-gateway/deploy
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
 import type { SessionStore, StoredDiff } from '@gonka-gateway/devshard';
 import { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
-import {
-  insertEscrowRows,
-  type PrivateRedis,
-  startPrivateRedis,
-} from '@gonka-gateway/escrow-runtime/testing';
+import { type PrivateRedis, startPrivateRedis } from '@gonka-gateway/escrow-runtime/testing';
 import { closeRedis, openRedis, redisKeys } from '@gonka-gateway/shared';
 import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
 import { Gateway, type TestEscrow } from '../devshard-devnet/harness.js';
+import { createRegisteredEscrows } from '../support/registered-escrows.js';
 
 export const LEASE_TTL_MS = 1_500;
 const OWNER_ENTRY = join(REPO_ROOT, 'packages/escrow-runtime/src/testing/owner-node-main.ts');
@@ -69,22 +66,7 @@ export class OwnerCluster {
     // A plain postgres.js pool: drizzle's wrapper (db.sql) replaces the json serializers the store uses.
     const storeSql = postgres(db.url, { max: 8, onnotice: () => {} });
     const store = new PostgresSessionStore(storeSql);
-    const escrows: TestEscrow[] = [];
-    for (let i = 0; i < count; i++) {
-      const escrow = await gateway.escrow(() => true, 'any group');
-      await store.create(escrow.record);
-      await insertEscrowRows(db.sql, [
-        {
-          escrowId: escrow.id,
-          modelId: QWEN_MODEL,
-          creator: escrow.row.creator,
-          amount: escrow.row.amount,
-          epochIndex: escrow.row.epochIndex,
-          version: escrow.record.version,
-        },
-      ]);
-      escrows.push(escrow);
-    }
+    const escrows = await createRegisteredEscrows(gateway, store, db.sql, count);
     return new OwnerCluster(gateway, db, redisServer, redis, storeSql, store, escrows);
   }
 

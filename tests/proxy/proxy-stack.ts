@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
 import type { StoredDiff } from '@gonka-gateway/devshard';
 import { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
-import { insertEscrowRows } from '@gonka-gateway/escrow-runtime/testing';
 import { buildProxyApp, type ProxyTuning } from '@gonka-gateway/proxy';
 import {
   bootstrapSettings,
@@ -27,6 +26,7 @@ import OpenAI from 'openai';
 import postgres from 'postgres';
 import { Gateway, type TestEscrow } from '../devshard-devnet/harness.js';
 import { freePort, type RunningProcess, startProcess } from '../support/gateway-process.js';
+import { createRegisteredEscrows } from '../support/registered-escrows.js';
 
 export const ADMIN_KEY = `sk-admin-${'ad'.repeat(24)}`;
 export const USER_KEY = `sk-${'5e'.repeat(24)}`;
@@ -81,22 +81,7 @@ export class ProxyStack {
     ]);
     const storeSql = postgres(db.url, { max: 4, onnotice: () => {} });
     const store = new PostgresSessionStore(storeSql);
-    const escrows: TestEscrow[] = [];
-    for (let i = 0; i < count; i++) {
-      const escrow = await gateway.escrow(() => true, 'any group');
-      await store.create(escrow.record);
-      await insertEscrowRows(db.sql, [
-        {
-          escrowId: escrow.id,
-          modelId: QWEN_MODEL,
-          creator: escrow.row.creator,
-          amount: escrow.row.amount,
-          epochIndex: escrow.row.epochIndex,
-          version: escrow.record.version,
-        },
-      ]);
-      escrows.push(escrow);
-    }
+    const escrows = await createRegisteredEscrows(gateway, store, db.sql, count);
     const stack = new ProxyStack(gateway, db, redis, storeSql, escrows);
     await bootstrapSettings(db.db, loadConfig(stack.env('bootstrap', 0)));
     return stack;

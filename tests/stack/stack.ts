@@ -4,8 +4,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChainClient, createChainClient, queryChainId } from '@gonka-gateway/chain';
-import { type DevAccount, type Devnet, startDevnet } from '@gonka-gateway/devnet';
+import { type ChainClient, queryChainId } from '@gonka-gateway/chain';
+import { type DevAccount, type Devnet, devnetChainClient, startDevnet } from '@gonka-gateway/devnet';
 import {
   createTestDatabase,
   createTestRedis,
@@ -60,12 +60,7 @@ export async function startStack(): Promise<Stack> {
   });
   const [db, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
   const sql = postgres(db.url, { max: 2, onnotice: () => {} });
-  const chain = createChainClient({
-    chainRest: devnet.urls.chainRest,
-    chainRpc: devnet.urls.chainRpc,
-    publicApi: devnet.urls.node,
-    timeoutMs: 10_000,
-  });
+  const chain = devnetChainClient(devnet);
   const chainId = await queryChainId(chain);
   const creator = devnet.accounts.find((a) => a.name === 'creator-0')!;
   const storageDir = await mkdtemp(join(tmpdir(), 'stack-e2e-'));

@@ -14,6 +14,7 @@ export type {
 } from './chain/params.js';
 export type { IndexedTx, ParticipantRecord } from './chain/state.js';
 export type { AccountRecord, EscrowRow } from './chain/stores.js';
+export { devnetChainClient } from './chain-client.js';
 export type { ConfirmationPocEvent, DevnetCore, HostIdentity } from './core.js';
 export {
   type Devnet,

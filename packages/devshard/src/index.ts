@@ -288,6 +288,7 @@ export {
   hostErrorCodeForStatus,
   isHostTransportError,
 } from './transport/errors.js';
+export { ForwardingTransport } from './transport/forwarding-transport.js';
 export {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_LINE_BYTES,

@@ -4,7 +4,7 @@
 // private redis-server stopped and restarted on the same port, sessions on the in-memory store (no
 // requests are served here).
 import { PrivateKey } from '@gonka-gateway/chain';
-import { InMemorySessionStore, type SessionRecord } from '@gonka-gateway/devshard';
+import { InMemorySessionStore } from '@gonka-gateway/devshard';
 import { closeRedis, openRedis, type RedisKeys, redisKeys } from '@gonka-gateway/shared';
 import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';
 import type { Redis } from 'ioredis';
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnershipRuntime } from './ownership-runtime.js';
 import { insertEscrowRows } from './testing/escrow-rows.js';
 import { type PrivateRedis, startPrivateRedis } from './testing/redis-server.js';
+import { twoSlotSessionRecord } from './testing/session-record.js';
 
 const TTL = 600;
 const creator = PrivateKey.fromHex('64'.padStart(64, '0'));
@@ -23,13 +24,7 @@ let server: PrivateRedis;
 let redis: Redis;
 let keys: RedisKeys;
 
-const record = (escrowId: bigint): SessionRecord => ({
-  escrowId: escrowId.toString(),
-  escrow: { escrowId, creator: creator.address, amount: 1_000_000_000n, slots: [host.address, host.address] },
-  tag: 'v5',
-  version: 'v5',
-  chainParams: {},
-});
+const record = (escrowId: bigint) => twoSlotSessionRecord(escrowId, creator, host);
 
 beforeAll(async () => {
   [db, server] = await Promise.all([createTestDatabase(), startPrivateRedis()]);

@@ -18,6 +18,7 @@ import {
   ENCRYPTION_KEY,
   startControllerHarness,
 } from '../testing/controller-harness.js';
+import { lostBroadcastFetch } from '../testing/lost-broadcast.js';
 
 describe('POST /v1/admin/escrows', () => {
   let h: ControllerHarness;
@@ -273,21 +274,12 @@ describe('POST /v1/admin/escrows', () => {
   });
 
   it('a create whose broadcast answer is lost answers 504 with the hash; the retry with the key finds that tx', async () => {
-    let dark = true;
-    const lossy: typeof fetch = async (input, init) => {
-      const url = String(input instanceof Request ? input.url : input);
-      if (dark && init?.method === 'POST' && url.endsWith('/cosmos/tx/v1beta1/txs')) {
-        await fetch(input, init);
-        throw new TypeError('fetch failed: connection reset');
-      }
-      if (dark && url.includes('/cosmos/tx/v1beta1/txs/')) return new Response('{"code":5}', { status: 404 });
-      return fetch(input, init);
-    };
+    const broadcast = lostBroadcastFetch();
     const blind = h.context({
       chain: createChainClient({
         chainRest: h.devnet.urls.chainRest,
         publicApi: h.devnet.urls.node,
-        fetch: lossy,
+        fetch: broadcast.fetch,
       }),
       poll: { intervalMs: 20, timeoutMs: 300 },
     });
@@ -310,7 +302,7 @@ describe('POST /v1/admin/escrows', () => {
     expect((lost as GatewayError).message).toContain(commitment!.tx_hash);
     // It landed; the retry must find it by hash, not sign a second create.
     expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
-    dark = false;
+    broadcast.restore();
     const found = await createEscrow(blind, request);
     expect(found).toMatchObject({
       escrow_id: Number(lastId + 1n),

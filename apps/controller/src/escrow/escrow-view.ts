@@ -63,27 +63,30 @@ export const escrowViewSchema = {
   },
 } as const;
 
-interface Row {
+/** The selected row: the view's columns that come back as they are, plus what the rest derive from. */
+type Row = Pick<
+  EscrowView,
+  | 'model_id'
+  | 'chain_id'
+  | 'creator'
+  | 'amount'
+  | 'epoch_index'
+  | 'version'
+  | 'state'
+  | 'active'
+  | 'role'
+  | 'finalized'
+  | 'create_tx_hash'
+  | 'settle_tx_hash'
+  | 'last_error'
+> & {
   escrow_id: string;
-  model_id: string;
-  chain_id: string;
-  creator: string;
-  amount: string;
-  epoch_index: string;
-  version: string;
-  state: string;
-  active: boolean;
-  role: string;
   signer_key_env: string | null;
   encrypted: boolean;
   last_nonce: string | null;
-  finalized: boolean;
-  create_tx_hash: string | null;
-  settle_tx_hash: string | null;
-  last_error: string | null;
   created_at: Date;
   updated_at: Date;
-}
+};
 
 export async function readEscrowViews(ctx: ControllerContext, only?: bigint): Promise<EscrowView[]> {
   const id = only === undefined ? null : only.toString();

@@ -15,10 +15,13 @@ import type { ControllerContext } from '../controller-context.js';
 import { QUEUE_NAMES } from '../jobs/queues.js';
 import {
   adminHeaders,
+  adminInject,
   type ControllerHarness,
+  createRegisteredEscrow,
   startControllerHarness,
 } from '../testing/controller-harness.js';
 import { devnetSessionClock } from '../testing/devnet-clock.js';
+import { lostBroadcastFetch } from '../testing/lost-broadcast.js';
 import { settleEscrow } from './settle.js';
 
 describe('escrow lifecycle through the controller', () => {
@@ -35,19 +38,9 @@ describe('escrow lifecycle through the controller', () => {
   });
 
   const call = (method: 'GET' | 'POST', url: string, payload?: object) =>
-    app.inject({ method, url, headers: adminHeaders(), ...(payload ? { payload } : {}) });
+    adminInject(app, method, url, payload);
 
-  const createRegistered = async () => {
-    const res = await call('POST', '/v1/admin/escrows', {
-      amount: (5n * GNK).toString(),
-      model_id: QWEN_MODEL,
-      chain_id: h.chainId,
-      private_key_env: 'CREATOR_KEY',
-      register: true,
-    });
-    expect(res.statusCode).toBe(200);
-    return BigInt(res.json().escrow_id);
-  };
+  const createRegistered = () => createRegisteredEscrow(app, h.chainId);
 
   /** What a proxy replica does when it claims the escrow: lease, open, record the token. */
   const ownAs = async (escrowId: bigint, replicaId: string) => {
@@ -301,21 +294,12 @@ describe('escrow lifecycle through the controller', () => {
 
     // The node takes the broadcast but the answer never arrives, and the tx index stays dark: the
     // controller cannot know whether the tx landed (a crash between broadcast and result looks the same).
-    let dark = true;
-    const lossy: typeof fetch = async (input, init) => {
-      const url = String(input instanceof Request ? input.url : input);
-      if (dark && init?.method === 'POST' && url.endsWith('/cosmos/tx/v1beta1/txs')) {
-        await fetch(input, init);
-        throw new TypeError('fetch failed: connection reset');
-      }
-      if (dark && url.includes('/cosmos/tx/v1beta1/txs/')) return new Response('{"code":5}', { status: 404 });
-      return fetch(input, init);
-    };
+    const broadcast = lostBroadcastFetch();
     const lossyChain = createChainClient({
       chainRest: h.devnet.urls.chainRest,
       publicApi: h.devnet.urls.node,
       timeoutMs: 10_000,
-      fetch: lossy,
+      fetch: broadcast.fetch,
     });
     const creator = h.account('creator-0').address;
     const before = h.devnet.chain.balanceOf(creator);
@@ -331,7 +315,7 @@ describe('escrow lifecycle through the controller', () => {
     expect((await queryEscrow(h.chain, id)).escrow?.settled).toBe(true);
 
     // The job's retry: the hash is looked up before anything is signed.
-    dark = false;
+    broadcast.restore();
     expect(await settleEscrow(blind, id, 'CREATOR_KEY')).toEqual({
       status: 'settled',
       txHash: pending!.tx_hash,

@@ -3,18 +3,17 @@
 // racing on the same escrow move it at most once; a transition that finds the escrow already in its
 // target state reports `already` (idempotent, restart-safe), anything else `refused` with the state
 // it found. `creating` lives in chain_tx_commitments (the tx hash is stored before broadcast, and
-// the escrow id exists only once the tx is included), so rows start at `active`.
+// the escrow id exists only once the tx is included), so rows start at `active`. The state names
+// themselves come from the schema's ESCROW_STATES (its CHECK constraint needs them, and shared
+// cannot import the controller), so they are spelled once.
+import { schema } from '@gonka-gateway/shared';
 import type { Sql } from 'postgres';
 
-export const ESCROW_LIFECYCLE = [
-  'active',
-  'draining',
-  'finalizing',
-  'finalized',
-  'settling',
-  'settled',
-] as const;
-export type LifecycleState = (typeof ESCROW_LIFECYCLE)[number];
+/** States the transitions below use: all but `creating` (see above) and `failed`. */
+export type LifecycleState = Exclude<schema.EscrowState, 'creating' | 'failed'>;
+export const ESCROW_LIFECYCLE: readonly LifecycleState[] = schema.ESCROW_STATES.filter(
+  (s): s is LifecycleState => s !== 'creating' && s !== 'failed',
+);
 
 export const TRANSITIONS = {
   /** Finalize step 1 (§2.6): owners stop routing to it and hand the lease back. */

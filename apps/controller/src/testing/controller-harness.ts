@@ -4,8 +4,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChainClient, createChainClient, queryChainId } from '@gonka-gateway/chain';
-import { type DevAccount, type Devnet, startDevnet } from '@gonka-gateway/devnet';
+import { type ChainClient, queryChainId } from '@gonka-gateway/chain';
+import {
+  type DevAccount,
+  type Devnet,
+  devnetChainClient,
+  GNK,
+  QWEN_MODEL,
+  startDevnet,
+} from '@gonka-gateway/devnet';
 import {
   bootstrapSettings,
   createLogger,
@@ -19,7 +26,7 @@ import {
   type TestDatabase,
   type TestRedis,
 } from '@gonka-gateway/shared/testing';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import postgres, { type Sql } from 'postgres';
 import { buildControllerApp } from '../app.js';
 import { type ControllerContext, createControllerContext } from '../controller-context.js';
@@ -63,12 +70,7 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
     epoch: { epochLength: 4_000 },
   });
   const [database, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
-  const chain = createChainClient({
-    chainRest: devnet.urls.chainRest,
-    chainRpc: devnet.urls.chainRpc,
-    publicApi: devnet.urls.node,
-    timeoutMs: 10_000,
-  });
+  const chain = devnetChainClient(devnet);
   const chainId = await queryChainId(chain);
   const account = (name: string) => {
     const found = devnet.accounts.find((a) => a.name === name);
@@ -155,3 +157,26 @@ export const adminHeaders = (extra: Record<string, string> = {}) => ({
   authorization: `Bearer ${ADMIN_KEY}`,
   ...extra,
 });
+
+/** One admin API call over Fastify inject. */
+export function adminInject(
+  app: FastifyInstance,
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  payload?: object,
+): Promise<LightMyRequestResponse> {
+  return app.inject({ method, url, headers: adminHeaders(), ...(payload ? { payload } : {}) });
+}
+
+/** POST /v1/admin/escrows for 5 GNK of Qwen from CREATOR_KEY, registered; the new escrow's id. */
+export async function createRegisteredEscrow(app: FastifyInstance, chainId: string): Promise<bigint> {
+  const res = await adminInject(app, 'POST', '/v1/admin/escrows', {
+    amount: (5n * GNK).toString(),
+    model_id: QWEN_MODEL,
+    chain_id: chainId,
+    private_key_env: 'CREATOR_KEY',
+    register: true,
+  });
+  if (res.statusCode !== 200) throw new Error(`create answered ${res.statusCode}: ${res.body}`);
+  return BigInt(res.json().escrow_id);
+}

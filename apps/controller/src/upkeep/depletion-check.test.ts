@@ -5,8 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControllerContext } from '../controller-context.js';
 import {
-  adminHeaders,
+  adminInject,
   type ControllerHarness,
+  createRegisteredEscrow,
   startControllerHarness,
 } from '../testing/controller-harness.js';
 import { checkDepletion } from './depletion-check.js';
@@ -25,18 +26,8 @@ describe('depletion check', () => {
   });
 
   const call = (method: 'GET' | 'POST', url: string, payload?: object) =>
-    app.inject({ method, url, headers: adminHeaders(), ...(payload ? { payload } : {}) });
-  const createRegistered = async () => {
-    const res = await call('POST', '/v1/admin/escrows', {
-      amount: (5n * GNK).toString(),
-      model_id: QWEN_MODEL,
-      chain_id: h.chainId,
-      private_key_env: 'CREATOR_KEY',
-      register: true,
-    });
-    expect(res.statusCode).toBe(200);
-    return BigInt(res.json().escrow_id);
-  };
+    adminInject(app, method, url, payload);
+  const createRegistered = () => createRegisteredEscrow(app, h.chainId);
   /** The pool entry an owner publishes. */
   const publish = (id: bigint, balance: bigint, nonce: bigint) =>
     h.redis.redis.hset(redisKeys(h.redis.prefix).poolEscrow(id), {

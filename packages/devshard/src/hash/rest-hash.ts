@@ -54,10 +54,24 @@ export function warmKeysHash(warmKeys: ReadonlyMap<number, string>): Uint8Array 
   return sha256Parts(...parts);
 }
 
-function varintLength(n: number): number {
-  let len = 1;
-  for (let v = n; v >= 0x80; v = Math.floor(v / 128)) len++;
-  return len;
+/** Bytes of one InferencesMapProto field-1 entry: `0a ‖ varint(len) ‖ entry`. */
+export function framedEntryLength(length: number): number {
+  let n = 2;
+  for (let v = length; v >= 0x80; v = Math.floor(v / 128)) n++;
+  return n + length;
+}
+
+/** Writes `0a ‖ varint(len) ‖ entry` into `buf` at `at`; returns the offset after it. */
+export function writeFramedEntry(buf: Uint8Array, at: number, e: Uint8Array): number {
+  buf[at++] = 0x0a;
+  let v = e.length;
+  while (v >= 0x80) {
+    buf[at++] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  buf[at++] = v;
+  buf.set(e, at);
+  return at + e.length;
 }
 
 /**
@@ -67,20 +81,10 @@ function varintLength(n: number): number {
  */
 export function liveRecordsHash(entriesAscending: readonly Uint8Array[]): Uint8Array {
   let total = 0;
-  for (const e of entriesAscending) total += 1 + varintLength(e.length) + e.length;
+  for (const e of entriesAscending) total += framedEntryLength(e.length);
   const buf = new Uint8Array(total);
   let at = 0;
-  for (const e of entriesAscending) {
-    buf[at++] = 0x0a;
-    let v = e.length;
-    while (v >= 0x80) {
-      buf[at++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    buf[at++] = v;
-    buf.set(e, at);
-    at += e.length;
-  }
+  for (const e of entriesAscending) at = writeFramedEntry(buf, at, e);
   return sha256Parts(buf);
 }
 

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InferenceStatus } from '../state/types.js';
-import { keyN, request, setup } from './testing/session-setup.js';
-import type { UserSession } from './user-session.js';
-
-async function advanceTo(s: UserSession, slots: readonly number[]): Promise<void> {
-  const n = BigInt(s.state.group.slots.length);
-  while (!slots.includes(Number((s.latestNonce + 1n) % n))) await s.infer(request());
-}
+import { advanceTo, keyN, request, setup } from './testing/session-setup.js';
 
 describe('timeouts by votes (§7.4)', () => {
   it('times out a refusing executor and returns the reservation to the balance', async () => {

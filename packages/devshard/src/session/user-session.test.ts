@@ -4,17 +4,10 @@ import { signFinish } from '../signing/proposer.js';
 import { InferenceStatus } from '../state/types.js';
 import { SessionErrorCode } from './errors.js';
 import { SessionStoreError, SessionStoreErrorCode } from './store.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
+import { advanceTo, ESCROW_ID, request, setup } from './testing/session-setup.js';
 import { wrapStore } from './testing/wrap-store.js';
-import type { UserSession } from './user-session.js';
 
 const dec = new TextDecoder();
-
-/** Runs inferences until the next nonce belongs to one of `slots`. */
-async function advanceTo(s: UserSession, slots: readonly number[]): Promise<void> {
-  const n = BigInt(s.state.group.slots.length);
-  while (!slots.includes(Number((s.latestNonce + 1n) % n))) await s.infer(request());
-}
 
 describe('UserSession over in-process hosts (§7)', () => {
   it('serves many requests over 16 slots on 5 hosts; every replica ends at our root', async () => {

@@ -7,6 +7,7 @@
 // (a midstate) and rehashes only from its first changed chunk: a Start appends to the last chunk,
 // Confirm/Finish touch recent ones; sealing at the front rehashes everything once per seal.
 import { createHash, type Hash } from 'node:crypto';
+import { framedEntryLength, writeFramedEntry } from '../hash/rest-hash.js';
 import type { InferenceRecord } from './types.js';
 
 const CHUNK = 32;
@@ -32,31 +33,14 @@ function lowerBound(chunk: Chunk, id: bigint): number {
 /** Reused framing buffer: hash updates copy their input, so it never escapes a call. */
 let scratch = new Uint8Array(CHUNK * 512);
 
-function framedLength(length: number): number {
-  let n = 2;
-  for (let v = length; v >= 0x80; v = Math.floor(v / 128)) n++;
-  return n + length;
-}
-
 /** Feeds `0a ‖ varint(len) ‖ entry` for every record of the chunk into `h`. */
 function hashChunk(h: Hash, chunk: Chunk): void {
   let total = 0;
-  for (const r of chunk) total += framedLength(r.entry.length);
+  for (const r of chunk) total += framedEntryLength(r.entry.length);
   if (total > scratch.length) scratch = new Uint8Array(Math.max(total, scratch.length * 2));
   const buf = scratch;
   let at = 0;
-  for (const r of chunk) {
-    const e = r.entry;
-    buf[at++] = 0x0a;
-    let v = e.length;
-    while (v >= 0x80) {
-      buf[at++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    buf[at++] = v;
-    buf.set(e, at);
-    at += e.length;
-  }
+  for (const r of chunk) at = writeFramedEntry(buf, at, r.entry);
   h.update(buf.subarray(0, at));
 }
 

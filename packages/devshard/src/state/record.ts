@@ -31,28 +31,13 @@ export function recordEntry(r: InferenceRecordFields): Uint8Array {
  * One hidden class for every record (fields assigned in one order, then frozen): the live-hash and
  * sealing scans read records by the thousand, and per-record shapes made those reads megamorphic.
  */
+// The fields are InferenceRecord's, merged in rather than declared again here; the constructor
+// assigns them once, in one order, before freezing (hence writable in this merged view only).
+type Assignable<T> = { -readonly [K in keyof T]: T[K] };
+// biome-ignore lint/correctness/noUnusedVariables: merged into the class below, every field assigned in its constructor
+interface Record extends Assignable<InferenceRecord> {}
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see the interface above
 class Record implements InferenceRecord {
-  readonly id: bigint;
-  readonly status: InferenceRecordFields['status'];
-  readonly executorSlot: number;
-  readonly model: string;
-  readonly promptHash: Uint8Array;
-  readonly responseHash: Uint8Array;
-  readonly inputLength: bigint;
-  readonly maxTokens: bigint;
-  readonly inputTokens: bigint;
-  readonly outputTokens: bigint;
-  readonly reservedCost: bigint;
-  readonly actualCost: bigint;
-  readonly startedAt: bigint;
-  readonly confirmedAt: bigint;
-  readonly votesValid: number;
-  readonly votesInvalid: number;
-  readonly validatedBy: bigint;
-  readonly startedAtHeight: bigint;
-  readonly confirmedAtHeight: bigint;
-  readonly entry: Uint8Array;
-
   constructor(f: InferenceRecordFields) {
     this.id = f.id;
     this.status = f.status;

@@ -5,12 +5,7 @@
 // sessions on the in-memory store (no requests are served here).
 import { Writable } from 'node:stream';
 import { PrivateKey } from '@gonka-gateway/chain';
-import {
-  HttpHostTransport,
-  InMemorySessionStore,
-  type SessionRecord,
-  systemClock,
-} from '@gonka-gateway/devshard';
+import { HttpHostTransport, InMemorySessionStore, systemClock } from '@gonka-gateway/devshard';
 import { createLogger, redisKeys, sealSecret } from '@gonka-gateway/shared';
 import {
   createTestDatabase,
@@ -21,6 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnershipRuntime } from '../ownership-runtime.js';
 import { insertEscrowRows } from '../testing/escrow-rows.js';
+import { twoSlotSessionRecord } from '../testing/session-record.js';
 import { creatorKeyFromEnv } from './creator-key.js';
 
 const TTL = 3_000;
@@ -41,13 +37,7 @@ const SECRETS = [
 let db: TestDatabase;
 let redis: TestRedis;
 
-const record = (escrowId: bigint): SessionRecord => ({
-  escrowId: escrowId.toString(),
-  escrow: { escrowId, creator: creator.address, amount: 1_000_000_000n, slots: [host.address, host.address] },
-  tag: 'v5',
-  version: 'v5',
-  chainParams: {},
-});
+const record = (escrowId: bigint) => twoSlotSessionRecord(escrowId, creator, host);
 
 beforeAll(async () => {
   [db, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);

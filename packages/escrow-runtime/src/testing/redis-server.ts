@@ -2,23 +2,13 @@
 // Redis of the machine is never touched beyond a test's own key prefix.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from '@gonka-gateway/shared/testing';
 
 export interface PrivateRedis {
   readonly url: string;
   readonly port: number;
   readonly pid: number;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 function started(child: ChildProcess): Promise<void> {

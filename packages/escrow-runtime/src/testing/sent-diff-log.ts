@@ -3,18 +3,17 @@
 // ones killed with SIGKILL — that no nonce of an escrow was ever sent with two different signatures
 // (issue 8 §8: every diff a host received equals its stored row).
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import type {
-  CallOptions,
-  ChatOptions,
-  ChatStream,
-  DecodedTx,
-  DiffRecord,
-  DiffWire,
-  HostTarget,
-  HostTransport,
-  InferenceRequestWire,
-  VerifyTimeoutRequest,
-  VerifyTimeoutResponse,
+import {
+  type CallOptions,
+  type ChatOptions,
+  type ChatStream,
+  type DiffWire,
+  ForwardingTransport,
+  type HostTarget,
+  type HostTransport,
+  type InferenceRequestWire,
+  type VerifyTimeoutRequest,
+  type VerifyTimeoutResponse,
 } from '@gonka-gateway/devshard';
 
 export interface SentDiff {
@@ -28,12 +27,14 @@ export interface SentDiff {
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
-export class SentDiffLog implements HostTransport {
+export class SentDiffLog extends ForwardingTransport {
   constructor(
-    private readonly inner: HostTransport,
+    inner: HostTransport,
     private readonly file: string,
     private readonly replicaId: string,
-  ) {}
+  ) {
+    super(inner);
+  }
 
   #record(target: HostTarget, escrowId: string, diffs: readonly DiffWire[] | undefined): void {
     if (!diffs || diffs.length === 0) return;
@@ -50,7 +51,7 @@ export class SentDiffLog implements HostTransport {
     appendFileSync(this.file, `${lines.join('\n')}\n`);
   }
 
-  chat(
+  override chat(
     target: HostTarget,
     escrowId: string,
     request: InferenceRequestWire,
@@ -60,7 +61,7 @@ export class SentDiffLog implements HostTransport {
     return this.inner.chat(target, escrowId, request, options);
   }
 
-  verifyTimeout(
+  override verifyTimeout(
     target: HostTarget,
     escrowId: string,
     request: VerifyTimeoutRequest,
@@ -68,24 +69,6 @@ export class SentDiffLog implements HostTransport {
   ): Promise<VerifyTimeoutResponse> {
     this.#record(target, escrowId, request.diffs);
     return this.inner.verifyTimeout(target, escrowId, request, options);
-  }
-
-  getSignatures(target: HostTarget, escrowId: string, nonce: bigint, options?: CallOptions) {
-    return this.inner.getSignatures(target, escrowId, nonce, options);
-  }
-
-  getDiffs(
-    target: HostTarget,
-    escrowId: string,
-    from: bigint,
-    to: bigint,
-    options?: CallOptions,
-  ): Promise<DiffRecord[]> {
-    return this.inner.getDiffs(target, escrowId, from, to, options);
-  }
-
-  getMempool(target: HostTarget, escrowId: string, options?: CallOptions): Promise<DecodedTx[]> {
-    return this.inner.getMempool(target, escrowId, options);
   }
 }
 

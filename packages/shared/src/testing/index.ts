@@ -1,4 +1,5 @@
 // Test-only helpers (import from '@gonka-gateway/shared/testing'): isolation per test file.
+export { freePort } from './free-port.js';
 export { createTestDatabase, dropTestDatabase, type TestDatabase } from './test-database.js';
 export { createTestRedis, deleteKeysWithPrefix, type TestRedis } from './test-redis.js';
 export {

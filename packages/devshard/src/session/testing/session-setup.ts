@@ -85,3 +85,9 @@ export function request(maxTokens = 100n): InferenceInput {
     maxTokens,
   };
 }
+
+/** Runs inferences until the next nonce belongs to one of `slots`. */
+export async function advanceTo(s: UserSession, slots: readonly number[]): Promise<void> {
+  const n = BigInt(s.state.group.slots.length);
+  while (!slots.includes(Number((s.latestNonce + 1n) % n))) await s.infer(request());
+}

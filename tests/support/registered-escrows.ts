@@ -1,0 +1,33 @@
+// Escrows made on the in-process devnet and registered the way the controller leaves them after
+// create (architecture §3): the session row in the store, the escrow row `active` — shared by the
+// ownership and proxy end-to-end stacks.
+import { QWEN_MODEL } from '@gonka-gateway/devnet';
+import type { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
+import { insertEscrowRows } from '@gonka-gateway/escrow-runtime/testing';
+import type { Gateway, TestEscrow } from '../devshard-devnet/harness.js';
+
+/** `count` escrows (5 GNK, Qwen) created on the devnet chain, one after another, registered active. */
+export async function createRegisteredEscrows(
+  gateway: Gateway,
+  store: PostgresSessionStore,
+  sql: Parameters<typeof insertEscrowRows>[0],
+  count: number,
+): Promise<TestEscrow[]> {
+  const escrows: TestEscrow[] = [];
+  for (let i = 0; i < count; i++) {
+    const escrow = await gateway.escrow(() => true, 'any group');
+    await store.create(escrow.record);
+    await insertEscrowRows(sql, [
+      {
+        escrowId: escrow.id,
+        modelId: QWEN_MODEL,
+        creator: escrow.row.creator,
+        amount: escrow.row.amount,
+        epochIndex: escrow.row.epochIndex,
+        version: escrow.record.version,
+      },
+    ]);
+    escrows.push(escrow);
+  }
+  return escrows;
+}
