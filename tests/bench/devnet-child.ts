@@ -1,7 +1,18 @@
 // A devnet in a child process for benchmarks (packages/devnet/bench/serve-devnet.ts).
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
+import {
+  broadcastAndWait,
+  type ChainClient,
+  connectTxSigner,
+  findEscrowCreatedEvents,
+  type PrivateKey,
+  queryEscrow,
+  queryInferenceParams,
+} from '@gonka-gateway/chain';
 import { REPO_ROOT } from '@gonka-gateway/deploy';
+import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
+import { runtimeVersionFor, type SessionRecord, sessionRecordFromChain } from '@gonka-gateway/devshard';
 
 export interface DevnetChild {
   urls: { chainRest: string; chainRpc: string; node: string; mlNode: string };
@@ -23,4 +34,18 @@ export async function startDevnetChild(env: Record<string, string>): Promise<Dev
       await exited;
     },
   };
+}
+
+/** Opens a 10 GNK escrow for the bench model on the devnet; the session record a store is created with. */
+export async function openBenchEscrow(client: ChainClient, creator: PrivateKey) {
+  const params = await queryInferenceParams(client);
+  const signer = await connectTxSigner(client, creator);
+  const tx = signer.prepareCreateEscrow({ amount: 10n * GNK, modelId: QWEN_MODEL }, params.fee);
+  const outcome = await broadcastAndWait(client, tx, { intervalMs: 100, timeoutMs: 20_000 });
+  if (outcome.status !== 'included') throw new Error(`escrow creation ${outcome.status}`);
+  const escrowId = findEscrowCreatedEvents(outcome.events)[0]!.escrowId;
+  const row = (await queryEscrow(client, escrowId)).escrow!;
+  const version = runtimeVersionFor(params.devshardEscrow.approvedVersions) ?? 'v5';
+  const record: SessionRecord = sessionRecordFromChain(row, params.devshardEscrow, version);
+  return { escrowId, row, version, record, params };
 }

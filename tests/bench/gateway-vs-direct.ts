@@ -4,25 +4,16 @@
 // latency at concurrency 1 and under load, and the proxy's own CPU time and RSS per request, read
 // from its /metrics (process CPU counters) before and after each run.
 import { randomBytes } from 'node:crypto';
-import {
-  broadcastAndWait,
-  connectTxSigner,
-  createChainClient,
-  findEscrowCreatedEvents,
-  PrivateKey,
-  queryEscrow,
-  queryInferenceParams,
-} from '@gonka-gateway/chain';
+import { createChainClient, PrivateKey } from '@gonka-gateway/chain';
 import { startTsProcess } from '@gonka-gateway/deploy';
-import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
-import { runtimeVersionFor, sessionRecordFromChain } from '@gonka-gateway/devshard';
+import { QWEN_MODEL } from '@gonka-gateway/devnet';
 import { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
 import { insertEscrowRows } from '@gonka-gateway/escrow-runtime/testing';
 import { bootstrapSettings, loadConfig } from '@gonka-gateway/shared';
 import { createTestDatabase, createTestRedis } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
 import { freePort } from '../support/gateway-process.js';
-import { startDevnetChild } from './devnet-child.js';
+import { openBenchEscrow, startDevnetChild } from './devnet-child.js';
 import { compare, formatLoad, type LoadResult, runLoad } from './load.js';
 
 const ADMIN = `sk-admin-${randomBytes(24).toString('hex')}`;
@@ -54,17 +45,8 @@ export async function gatewayVsDirect(options: {
   let proxy: ReturnType<typeof startTsProcess> | undefined;
   try {
     const client = createChainClient({ chainRest: devnet.urls.chainRest, publicApi: devnet.urls.node });
-    const params = await queryInferenceParams(client);
-    const signer = await connectTxSigner(client, creator);
-    const tx = signer.prepareCreateEscrow({ amount: 10n * GNK, modelId: QWEN_MODEL }, params.fee);
-    const outcome = await broadcastAndWait(client, tx, { intervalMs: 100, timeoutMs: 20_000 });
-    if (outcome.status !== 'included') throw new Error(`escrow creation ${outcome.status}`);
-    const escrowId = findEscrowCreatedEvents(outcome.events)[0]!.escrowId;
-    const row = (await queryEscrow(client, escrowId)).escrow!;
-    const version = runtimeVersionFor(params.devshardEscrow.approvedVersions) ?? 'v5';
-    await new PostgresSessionStore(storeSql).create(
-      sessionRecordFromChain(row, params.devshardEscrow, version),
-    );
+    const { escrowId, row, version, record } = await openBenchEscrow(client, creator);
+    await new PostgresSessionStore(storeSql).create(record);
     await insertEscrowRows(db.sql, [
       {
         escrowId,

@@ -3,27 +3,15 @@
 // and state-signature checks) versus the same requests sent straight to the devnet's mock model.
 // The host's protocol work (strict apply, receipt, state signature) is on the session path too, as
 // it is on the real network; the model is the same process and code on both paths.
-import {
-  broadcastAndWait,
-  connectTxSigner,
-  createChainClient,
-  findEscrowCreatedEvents,
-  PrivateKey,
-  queryEscrow,
-  queryInferenceParams,
-  queryParticipants,
-  secp256k1BackendName,
-} from '@gonka-gateway/chain';
-import { countTokens, GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
+import { createChainClient, PrivateKey, queryParticipants, secp256k1BackendName } from '@gonka-gateway/chain';
+import { countTokens, QWEN_MODEL } from '@gonka-gateway/devnet';
 import {
   devshardBaseUrl,
   HttpHostTransport,
   InMemorySessionStore,
-  runtimeVersionFor,
-  sessionRecordFromChain,
   UserSession,
 } from '@gonka-gateway/devshard';
-import { startDevnetChild } from './devnet-child.js';
+import { openBenchEscrow, startDevnetChild } from './devnet-child.js';
 import { compare, formatLoad, type LoadResult, runLoad } from './load.js';
 
 export interface Scenario {
@@ -58,16 +46,9 @@ export async function sessionVsDirect(s: Scenario): Promise<{ lines: string[]; r
   });
   try {
     const client = createChainClient({ chainRest: devnet.urls.chainRest, publicApi: devnet.urls.node });
-    const params = await queryInferenceParams(client);
-    const signer = await connectTxSigner(client, creator);
-    const tx = signer.prepareCreateEscrow({ amount: 10n * GNK, modelId: QWEN_MODEL }, params.fee);
-    const outcome = await broadcastAndWait(client, tx, { intervalMs: 100, timeoutMs: 20_000 });
-    if (outcome.status !== 'included') throw new Error(`escrow creation ${outcome.status}`);
-    const escrowId = findEscrowCreatedEvents(outcome.events)[0]!.escrowId;
-    const row = (await queryEscrow(client, escrowId)).escrow!;
-    const version = runtimeVersionFor(params.devshardEscrow.approvedVersions) ?? 'v5';
+    const { escrowId, record, params } = await openBenchEscrow(client, creator);
     const store = new InMemorySessionStore();
-    await store.create(sessionRecordFromChain(row, params.devshardEscrow, version));
+    await store.create(record);
     const hosts = new Map(
       (await queryParticipants(client)).participants.map((p) => [p.address, p.inferenceUrl]),
     );
