@@ -95,7 +95,8 @@ describe('ambiguous commit', () => {
     const { fencingToken } = await store.acquire(id);
     const pending = [{ key: 'confirm:1', bytes: Uint8Array.of(1) }];
 
-    let cut = proxy.cutAtCommit(); // the explicit COMMIT of the fenced write's transaction
+    // The fenced write is one statement: the reply to its implicit commit is what gets lost.
+    let cut = proxy.cutAtCommit(/insert into session_pending_txs/);
     const lostAdd = await store.addPendingTxs(id, pending, fencingToken).then(
       () => undefined,
       (e: unknown) => e,

@@ -215,29 +215,42 @@ export class PostgresSessionStore implements SessionStore {
     return rows.map(diffFromRow);
   }
 
+  // The three writes below run on almost every request (architecture §4: the hot path), so each is
+  // one statement — one round trip — instead of begin / lock / write / commit: the `head` CTE takes
+  // the same row lock as #fenced and yields the row only while the token is current, and the write
+  // reads from it. Under a concurrent acquire the lock waits, Postgres re-checks the token on the
+  // bumped row, `head` comes back empty and nothing is written. Why it was empty (missing or stale)
+  // is asked only then.
+
   async addPendingTxs(
     escrowId: string,
     txs: readonly StoredPendingTx[],
     fencingToken: bigint,
   ): Promise<void> {
-    await this.#sql.begin(async (tx) => {
-      await this.#fenced(tx, escrowId, fencingToken);
-      if (txs.length === 0) return;
-      // Values keep the given order, so `seq` (arrival order) follows it; the first of two equal
-      // keys wins, as does a key already pending.
-      const rows = txs.map((t) => ({ escrow_id: escrowId, dedup_key: t.key, tx: toBuffer(t.bytes) }));
-      await tx`insert into session_pending_txs ${tx(rows, 'escrow_id', 'dedup_key', 'tx')}
-        on conflict (escrow_id, dedup_key) do nothing`;
-    });
+    // Rows keep the given order (`seq` is arrival order); the first of two equal keys wins, as does
+    // a key already pending. Bytes travel as hex text: drizzle's wrapper replaces postgres.js's
+    // array serializers, so a bytea[] parameter would not survive it.
+    const [row] = await this.#sql<{ fenced: number }[]>`
+      with head as materialized (${this.#fencedHead(escrowId, fencingToken)}), added as (
+        insert into session_pending_txs (escrow_id, dedup_key, tx)
+        select head.escrow_id, t.dedup_key, decode(t.hex, 'hex')
+        from head, unnest(${txs.map((t) => t.key)}::text[], ${txs.map((t) => toBuffer(t.bytes).toString('hex'))}::text[])
+          with ordinality as t(dedup_key, hex, ord)
+        order by t.ord
+        on conflict (escrow_id, dedup_key) do nothing
+      )
+      select count(*)::int as fenced from head`;
+    if (row?.fenced !== 1) await this.#notFenced(escrowId, fencingToken);
   }
 
   async removePendingTxs(escrowId: string, keys: readonly string[], fencingToken: bigint): Promise<void> {
-    await this.#sql.begin(async (tx) => {
-      await this.#fenced(tx, escrowId, fencingToken);
-      if (keys.length === 0) return;
-      await tx`delete from session_pending_txs
-        where escrow_id = ${escrowId}::numeric and dedup_key = any(${[...keys]}::text[])`;
-    });
+    const [row] = await this.#sql<{ fenced: number }[]>`
+      with head as materialized (${this.#fencedHead(escrowId, fencingToken)}), removed as (
+        delete from session_pending_txs
+        where escrow_id = (select escrow_id from head) and dedup_key = any(${[...keys]}::text[])
+      )
+      select count(*)::int as fenced from head`;
+    if (row?.fenced !== 1) await this.#notFenced(escrowId, fencingToken);
   }
 
   // text[] first: drizzle makes the numeric[] serializer (oid 1231) a pass-through.
@@ -246,12 +259,14 @@ export class PostgresSessionStore implements SessionStore {
     inferenceIds: readonly bigint[],
     fencingToken: bigint,
   ): Promise<void> {
-    await this.#sql.begin(async (tx) => {
-      await this.#fenced(tx, escrowId, fencingToken);
-      if (inferenceIds.length === 0) return;
-      await tx`delete from session_payloads
-        where escrow_id = ${escrowId}::numeric and inference_id = any(${inferenceIds.map(String)}::text[]::numeric[])`;
-    });
+    const [row] = await this.#sql<{ fenced: number }[]>`
+      with head as materialized (${this.#fencedHead(escrowId, fencingToken)}), pruned as (
+        delete from session_payloads
+        where escrow_id = (select escrow_id from head)
+          and inference_id = any(${inferenceIds.map(String)}::text[]::numeric[])
+      )
+      select count(*)::int as fenced from head`;
+    if (row?.fenced !== 1) await this.#notFenced(escrowId, fencingToken);
   }
 
   async saveSnapshot(escrowId: string, snapshot: StoredSnapshot, fencingToken: bigint): Promise<void> {
@@ -347,6 +362,20 @@ export class PostgresSessionStore implements SessionStore {
       );
     }
     return BigInt(head.last_nonce);
+  }
+
+  /** The head row, locked as #fenced locks it, only while `token` is current (a CTE of one write). */
+  #fencedHead(escrowId: string, token: bigint) {
+    return this.#sql`select escrow_id from session_heads
+      where escrow_id = ${escrowId}::numeric and fencing_token = ${token.toString()}::bigint
+      for no key update`;
+  }
+
+  /** A one-statement fenced write found no current head: throws NotFound or StaleToken. */
+  async #notFenced(escrowId: string, token: bigint): Promise<never> {
+    await this.#sql.begin((tx) => this.#fenced(tx, escrowId, token));
+    // The token became current again between the two statements: impossible, tokens only grow.
+    throw new SessionStoreError(SessionStoreErrorCode.StaleToken, `token ${token} is not current`);
   }
 
   /** Whether the diff stored at `diff.nonce` was signed over exactly these bytes (idempotent retry). */
