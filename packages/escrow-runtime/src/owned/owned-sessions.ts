@@ -87,6 +87,9 @@ export class NotOwnedError extends Error {
   }
 }
 
+/** Pool progress after requests is written at most this often per escrow (#publishProgressSoon). */
+const PROGRESS_EVERY_MS = 200;
+
 type EntryState = 'opening' | 'serving' | 'draining' | 'gone';
 
 interface Entry {
@@ -95,6 +98,9 @@ interface Entry {
   session: UserSession | undefined;
   state: EntryState;
   lastRequestAt: number;
+  /** When progress was last written to the pool, and the trailing write waiting for its turn. */
+  progressAt: number;
+  progressTimer: NodeJS.Timeout | undefined;
   /** Set once when the entry leaves (lost, faulted, drained, closed): waits for the session to stop. */
   ended: Promise<void> | undefined;
 }
@@ -197,7 +203,7 @@ export class OwnedSessions implements ClaimTarget {
       return await e.session!.infer(input, handlers);
     } finally {
       e.lastRequestAt = performance.now();
-      void this.#publishProgress(e);
+      this.#publishProgressSoon(e);
     }
   }
 
@@ -220,6 +226,8 @@ export class OwnedSessions implements ClaimTarget {
       session: undefined,
       state: 'opening',
       lastRequestAt: performance.now(),
+      progressAt: Number.NEGATIVE_INFINITY,
+      progressTimer: undefined,
       ended: undefined,
     };
     if (this.#closed || this.#entries.has(id)) {
@@ -405,6 +413,28 @@ export class OwnedSessions implements ClaimTarget {
         await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
       }
     }
+  }
+
+  /**
+   * After a request: at most one pool write per PROGRESS_EVERY_MS per escrow, the last one trailing,
+   * so other replicas read a nonce and balance at most that old. Without it every request cost each
+   * owner one more Redis script (and every replica one more pool message) — the pool is read on a
+   * period anyway (architecture §4), and the owner checks limits on its own session.
+   */
+  #publishProgressSoon(e: Entry): void {
+    if (e.progressTimer) return;
+    const publish = () => {
+      e.progressTimer = undefined;
+      e.progressAt = performance.now();
+      void this.#publishProgress(e);
+    };
+    const wait = e.progressAt + PROGRESS_EVERY_MS - performance.now();
+    if (wait <= 0) {
+      publish();
+      return;
+    }
+    e.progressTimer = setTimeout(publish, wait);
+    e.progressTimer.unref();
   }
 
   async #publishProgress(e: Entry): Promise<void> {
