@@ -32,6 +32,8 @@ export async function gatewayVsDirect(options: {
   seconds: number;
   concurrency: number;
   maxTokens: number;
+  /** Instead of the runs: hand the ready proxy (its URL, pid and admin key) to a probe (gateway-io.ts). */
+  probe?: (url: string, pid: number, admin: string) => Promise<void>;
 }): Promise<{ lines: string[]; results: LoadResult[] }> {
   const creator = PrivateKey.random();
   const devnet = await startDevnetChild({
@@ -73,6 +75,8 @@ export async function gatewayVsDirect(options: {
       GATEWAY_ALLOW_PRIVATE_HOSTS: 'on',
       GATEWAY_MAX_CONCURRENT_REQUESTS: '4096',
       LOG_LEVEL: 'warn',
+      // e.g. `--import ./profiler-preload.mjs` to profile the proxy (--cpu-prof is refused in NODE_OPTIONS).
+      ...(process.env.BENCH_PROXY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROXY_NODE_OPTIONS } : {}),
     };
     await bootstrapSettings(db.db, loadConfig(env));
     proxy = startTsProcess('apps/proxy/src/main.ts', env);
@@ -87,6 +91,10 @@ export async function gatewayVsDirect(options: {
       await new Promise((r) => setTimeout(r, 100));
     }
 
+    if (options.probe) {
+      await options.probe(url, proxy.child.pid!, ADMIN);
+      return { lines: [], results: [] };
+    }
     let i = 0;
     const body = () =>
       JSON.stringify({

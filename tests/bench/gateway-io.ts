@@ -1,0 +1,102 @@
+// What one chat request costs the proxy process, by where it goes (issue 10): CPU of the main thread
+// against V8's helper threads, user against kernel time (from /proc, so it holds under load where
+// a sampling profiler starves), and — when strace is installed — socket writes per request by peer
+// (Postgres, Redis, hosts, client). Writes are what the store and admission layers are tuned on: a
+// round trip less is CPU and latency less. Same setup as gateway-vs-direct (its probe hook).
+// Run: `pnpm bench:gateway-io` (BENCH_REQUESTS, default 300; BENCH_STRACE=0 skips the write count).
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { QWEN_MODEL } from '@gonka-gateway/devnet';
+import { gatewayVsDirect } from './gateway-vs-direct.js';
+
+const N = Number(process.env.BENCH_REQUESTS ?? 300);
+const TICK_US = 1e6 / Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
+
+/** utime + stime of every thread of `pid`, in clock ticks (/proc/<pid>/task/<tid>/stat fields 14, 15). */
+function threadTicks(pid: number): Map<string, { user: number; sys: number }> {
+  const out = new Map<string, { user: number; sys: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    out.set(tid, { user: Number(fields[11]), sys: Number(fields[12]) });
+  }
+  return out;
+}
+
+/** Local socket fd → remote port of `pid`'s TCP connections (ss -tnp). */
+function peerPorts(pid: number): Map<string, string> {
+  const text = spawnSync('ss', ['-tnp'], { encoding: 'utf8' }).stdout ?? '';
+  const map = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = /\S+:(\d+)\s+users:\(\("[^"]*",pid=(\d+),fd=(\d+)\)/.exec(line);
+    if (m && Number(m[2]) === pid) map.set(m[3]!, m[1]!);
+  }
+  return map;
+}
+
+const strace = process.env.BENCH_STRACE !== '0' && spawnSync('strace', ['-V']).status === 0;
+
+await gatewayVsDirect({
+  seconds: 1,
+  concurrency: 1,
+  maxTokens: 64,
+  probe: async (url, pid, admin) => {
+    const chat = async (i: number) => {
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: QWEN_MODEL,
+          messages: [{ role: 'user', content: `List three colours (${i}).` }],
+          max_tokens: 64,
+        }),
+      });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`HTTP ${res.status} ${text.slice(0, 200)}`);
+    };
+    for (let i = 0; i < 50; i++) await chat(i); // warm-up: JIT, pools, connections
+    const ports = peerPorts(pid);
+    const traceFile = join(tmpdir(), `gateway-io-${process.pid}.strace`);
+    const tracer = strace
+      ? spawn('strace', ['-f', '-p', String(pid), '-e', 'trace=write,writev,sendto,sendmsg', '-o', traceFile])
+      : undefined;
+    if (tracer) await new Promise((r) => setTimeout(r, 1_000));
+    const before = threadTicks(pid);
+    const t0 = performance.now();
+    for (let i = 0; i < N; i++) await chat(1_000 + i);
+    const ms = (performance.now() - t0) / N;
+    const after = threadTicks(pid);
+    const perRequest = (ticks: number) => `${((ticks * TICK_US) / N).toFixed(0)} µs`;
+    let mainUser = 0,
+      mainSys = 0,
+      helpers = 0;
+    for (const [tid, t] of after) {
+      const b = before.get(tid) ?? { user: 0, sys: 0 };
+      if (Number(tid) === pid) [mainUser, mainSys] = [t.user - b.user, t.sys - b.sys];
+      else helpers += t.user - b.user + t.sys - b.sys;
+    }
+    console.log(
+      `gateway io, ${N} chat requests at c=1 (max_tokens 64, zero-latency model), ${ms.toFixed(2)} ms each${tracer ? ' (under strace)' : ''}`,
+    );
+    console.log(
+      `  proxy CPU per request: main thread ${perRequest(mainUser + mainSys)} (user ${perRequest(mainUser)}, kernel ${perRequest(mainSys)}), other threads (GC, libuv) ${perRequest(helpers)}`,
+    );
+    if (!tracer) return;
+    tracer.kill('SIGINT');
+    await new Promise((r) => tracer.on('exit', r));
+    const byPeer = new Map<string, number>();
+    for (const line of readFileSync(traceFile, 'utf8').split('\n')) {
+      const fd = /(?:write|writev|sendto|sendmsg)\((\d+),/.exec(line)?.[1];
+      if (fd === undefined) continue;
+      const port = ports.get(fd);
+      const peer = port === '5432' ? 'postgres' : port === '6379' ? 'redis' : port ? 'hosts/client' : 'other';
+      byPeer.set(peer, (byPeer.get(peer) ?? 0) + 1);
+    }
+    rmSync(traceFile, { force: true });
+    console.log(
+      `  socket writes per request: ${[...byPeer].map(([k, v]) => `${k} ${(v / N).toFixed(2)}`).join(', ')}`,
+    );
+  },
+});
+process.exit(0);
