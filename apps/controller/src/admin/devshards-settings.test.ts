@@ -198,7 +198,7 @@ describe('admin devshards and settings', () => {
         },
         'escrow_rotation.models.0.temp_count',
       ],
-      [{ unknown_field: 1 }, ''],
+      [{ unknown_field: 1 }, 'unknown_field'],
     ];
     for (const [payload, param] of bad) {
       const res = await call('POST', '/v1/admin/settings', payload);
