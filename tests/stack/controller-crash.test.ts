@@ -84,6 +84,9 @@ describe('controller killed mid-flight (real processes, SIGKILL by pid)', () => 
       registered: true,
     });
     escrowId = retried.json.escrow_id;
+    expect(
+      await s.sql`select status, escrow_id::text as escrow_id from chain_tx_commitments where tx_hash = ${broadcast.txHash}`,
+    ).toEqual([{ status: 'included', escrow_id: String(escrowId) }]);
     createTx = broadcast.txHash;
     expect(s.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
     expect(tap.broadcasts.filter((b) => b.txHash === broadcast.txHash)).toHaveLength(1);

@@ -156,7 +156,7 @@ export async function startControllerJobs(
     async close() {
       await leader?.stop();
       await Promise.all([...workers, ...scheduleWorkers].map((w) => w.close()));
-      await Promise.all([reconcile.close(), settle.close(), depletion.close()]);
+      await Promise.all([settle, ...scheduled.map((s) => s.queue)].map((q) => q.close()));
       await Promise.all(connections.map(closeRedis));
     },
   };
