@@ -89,11 +89,18 @@ export class LeaderLease {
       { controllerId, marker: 'controller_leader_acquired' },
       'this controller leads: schedules run here',
     );
-    this.#change = this.#change.then(() =>
-      this.#o
-        .onLead()
-        .catch((err: Error) => logger.error({ err: err.message }, 'controller leader start failed')),
-    );
+    this.#change = this.#change.then(async () => {
+      try {
+        await this.#o.onLead();
+      } catch (err) {
+        // Leading without running the schedules would stall them for everyone: hand the lease
+        // back (the next attempt, here or on a standby, starts over).
+        logger.error({ err: (err as Error).message }, 'controller leader start failed; lease released');
+        if (this.#lease === lease) this.#lease = undefined;
+        await lease.release();
+        await this.#o.onFollow('released').catch(() => undefined);
+      }
+    });
     await this.#change;
   }
 
