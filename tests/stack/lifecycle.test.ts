@@ -2,11 +2,11 @@
 // processes on the devnet): admin routes forwarded to the controller, chat with the official openai
 // client on both replicas, finalize, settle to the ngonka, deactivate, delete, and a refused input
 // (issues 11 and 12, "Done when").
-import { findEscrowSettledEvents, lookupTx, queryEscrow, type TxEvent } from '@gonka-gateway/chain';
+import { queryEscrow } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, type Stack, startStack, USER_KEY } from './stack.js';
+import { adminCall, type Stack, settledEvent, startStack, txFee, USER_KEY } from './stack.js';
 
 const AMOUNT = 5n * GNK;
 
@@ -26,20 +26,8 @@ describe('the stack as processes: create, chat, finalize, settle, deactivate, de
     await s?.close();
   }, 60_000);
 
-  const admin = async (method: string, path: string, body?: object, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${proxy}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${ADMIN_KEY}`,
-        ...(body ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(90_000),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : undefined };
-  };
+  const admin = (method: string, path: string, body?: object, headers: Record<string, string> = {}) =>
+    adminCall(proxy, method, path, body, headers);
   const createBody = (register: boolean) => ({
     amount: AMOUNT.toString(),
     model_id: QWEN_MODEL,
@@ -49,8 +37,6 @@ describe('the stack as processes: create, chat, finalize, settle, deactivate, de
   });
   const escrowCount = async () =>
     Number((await s.sql<{ n: string }[]>`select count(*)::text as n from escrows`)[0]!.n);
-  const commitmentCount = async () =>
-    Number((await s.sql<{ n: string }[]>`select count(*)::text as n from chain_tx_commitments`)[0]!.n);
   const client = (url: string) =>
     new OpenAI({ apiKey: USER_KEY, baseURL: `${url}/v1`, maxRetries: 0, timeout: 60_000 });
   /** Escrows each replica serves itself (from its /v1/status). */
@@ -168,6 +154,48 @@ describe('the stack as processes: create, chat, finalize, settle, deactivate, de
     }
   }, 60_000);
 
+  it('settlement waits while a chat request is in flight: the stream ends whole, then the escrow settles', async () => {
+    // A slow host stream on the one escrow still serving; settle is asked for while it runs.
+    s.devnet.model.setLatency({ perTokenMs: 300 });
+    const seen: { state: string; streaming: boolean }[] = [];
+    let streaming = true;
+    try {
+      const stream = await client(proxy).chat.completions.create({
+        model: QWEN_MODEL,
+        messages: [{ role: 'user', content: 'a long answer while the escrow settles' }],
+        max_tokens: 24,
+        stream: true,
+      });
+      const chunks = stream[Symbol.asyncIterator]();
+      let text = (await chunks.next()).value?.choices[0]?.delta?.content ?? '';
+      const accepted = await admin('POST', `/v1/admin/devshards/${a.id}/settle`, {
+        private_key_env: 'CREATOR_KEY',
+      });
+      expect(accepted.status, accepted.text).toBe(202);
+      const watch = (async () => {
+        for (;;) {
+          const state = (await admin('GET', `/v1/admin/devshards/${a.id}`)).json.state as string;
+          seen.push({ state, streaming });
+          if (state === 'settled') return;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+        text += next.value.choices[0]?.delta?.content ?? '';
+      }
+      streaming = false;
+      expect(text.length).toBeGreaterThan(0);
+      await watch;
+    } finally {
+      streaming = false;
+      s.devnet.model.setLatency({ perTokenMs: 0 });
+    }
+    const duringStream = new Set(seen.filter((x) => x.streaming).map((x) => x.state));
+    expect(duringStream.has('draining')).toBe(true);
+    expect([...duringStream].every((x) => x === 'active' || x === 'draining')).toBe(true);
+    expect(seen.at(-1)!.state).toBe('settled');
+  }, 120_000);
+
   it('finalize: /v1/finalize refuses two registered escrows; the per-escrow route returns one stored document', async () => {
     const two = await admin('POST', '/v1/finalize');
     expect(two.status).toBe(409);
@@ -180,7 +208,7 @@ describe('the stack as processes: create, chat, finalize, settle, deactivate, de
     expect(again.text).toBe(doc.text);
   }, 120_000);
 
-  it('settle: settled once; deposit = host payouts + fees + refund and the creator ends at before − deposits − gas + refund', async () => {
+  it('settle again: settled once; deposit = host payouts + fees + refund and the creator ends at before − deposits − gas + refund', async () => {
     const accepted = await admin('POST', `/v1/admin/devshards/${a.id}/settle`, {
       private_key_env: 'CREATOR_KEY',
     });
@@ -197,32 +225,22 @@ describe('the stack as processes: create, chat, finalize, settle, deactivate, de
       await s.sql`select status from chain_tx_commitments where kind = 'settle_escrow' and escrow_id = ${String(a.id)}`,
     ).toEqual([{ status: 'included' }]);
 
-    const settleTx = await lookupTx(s.chain, view.settle_tx_hash);
-    const events =
-      settleTx.kind === 'found' && settleTx.outcome.status === 'included' ? settleTx.outcome.events : [];
-    const [settled] = findEscrowSettledEvents(events);
+    const settled = await settledEvent(s.chain, view.settle_tx_hash);
     const doc = JSON.parse((await admin('POST', `/devshard/${a.id}/v1/finalize`)).text);
     const costs = doc.host_stats.reduce(
       (sum: bigint, x: { cost: string | number }) => sum + BigInt(x.cost),
       0n,
     );
-    expect(settled!.fees).toBe(BigInt(doc.fees));
-    expect(settled!.totalPayout).toBe(costs + BigInt(doc.fees));
-    expect(settled!.totalPayout + settled!.remainder).toBe(AMOUNT);
+    expect(settled.fees).toBe(BigInt(doc.fees));
+    expect(settled.totalPayout).toBe(costs + BigInt(doc.fees));
+    expect(settled.totalPayout + settled.remainder).toBe(AMOUNT);
     expect(costs).toBeGreaterThan(0n);
 
     // Gas: the fee each create tx paid (settlement is fee-exempt, lifecycle.test.ts in the controller).
-    const feeOf = async (hash: string) => {
-      const found = await lookupTx(s.chain, hash);
-      const evs: TxEvent[] =
-        found.kind === 'found' && found.outcome.status === 'included' ? found.outcome.events : [];
-      const fee = evs.flatMap((e) => e.attributes).find((x) => x.key === 'fee')?.value ?? '0ngonka';
-      return BigInt(fee.replace(/ngonka$/, '') || '0');
-    };
-    const gas = (await feeOf(a.tx)) + (await feeOf(b.tx));
+    const gas = (await txFee(s.chain, a.tx)) + (await txFee(s.chain, b.tx));
     expect(gas).toBeGreaterThan(0n);
     expect(s.devnet.chain.balanceOf(s.creator.address)).toBe(
-      creatorBefore - 2n * AMOUNT - gas + settled!.remainder,
+      creatorBefore - 2n * AMOUNT - gas + settled.remainder,
     );
   }, 120_000);
 
@@ -240,23 +258,89 @@ describe('the stack as processes: create, chat, finalize, settle, deactivate, de
     expect(gone.status, gone.text).toBe(200);
     expect(gone.json).toEqual({ escrow_id: a.id, deleted: true });
     expect(await s.sql`select escrow_id from escrows where escrow_id = ${String(a.id)}`).toEqual([]);
-  }, 60_000);
 
-  it('an amount below min_amount through the proxy: 400 naming the field, nothing created', async () => {
-    const [escrows, commitments] = [await escrowCount(), await commitmentCount()];
-    const balance = s.devnet.chain.balanceOf(s.creator.address);
-    const bad = await admin(
-      'POST',
-      '/v1/admin/escrows',
-      { ...createBody(true), amount: '1' },
-      {
-        'idempotency-key': 'stack-bad',
-      },
-    );
-    expect(bad.status).toBe(400);
-    expect(bad.json.error).toMatchObject({ param: 'amount' });
-    expect(bad.json.error.message).toMatch(/below the chain's min_amount/);
-    expect([await escrowCount(), await commitmentCount()]).toEqual([escrows, commitments]);
-    expect(s.devnet.chain.balanceOf(s.creator.address)).toBe(balance); // nothing sent on chain
-  }, 30_000);
+    // One escrow left registered: /v1/finalize finalizes it (and answers the same document again).
+    const only = await admin('POST', '/v1/finalize');
+    expect(only.status, only.text).toBe(200);
+    expect(only.json).toMatchObject({ escrow_id: String(b.id) });
+    expect((await admin('POST', `/devshard/${b.id}/v1/finalize`)).text).toBe(only.text);
+    expect((await admin('GET', `/v1/admin/devshards/${b.id}`)).json.state).toBe('finalized');
+  }, 90_000);
+
+  it('every bad admin input through the proxy: a 4xx naming the field, nothing changed in Postgres or on chain', async () => {
+    const snapshot = async () => ({
+      escrows:
+        await s.sql`select escrow_id::text as id, state, active, signer_key_env, last_error from escrows order by escrow_id`,
+      settings: await s.sql`select * from settings`,
+      commitments: await s.sql`select tx_hash, status from chain_tx_commitments order by tx_hash`,
+      heads:
+        await s.sql`select escrow_id::text as id, last_nonce::text as nonce, finalize_document from session_heads order by escrow_id`,
+      lastEscrowId: s.devnet.chain.lastEscrowId(),
+      balance: s.devnet.chain.balanceOf(s.creator.address),
+    });
+    const before = await snapshot();
+    const create = (patch: Record<string, unknown>) => ({ ...createBody(true), ...patch });
+    const { private_key_env: _, ...keyless } = createBody(true);
+    const cases: Array<[string, string, object | undefined, number, string]> = [
+      ['POST', '/v1/admin/escrows', create({ amount: '1' }), 400, 'amount'],
+      ['POST', '/v1/admin/escrows', create({ amount: '-5' }), 400, 'amount'],
+      ['POST', '/v1/admin/escrows', create({ amount: (1000n * GNK).toString() }), 400, 'amount'],
+      ['POST', '/v1/admin/escrows', create({ model_id: 'no/such-model' }), 400, 'model_id'],
+      ['POST', '/v1/admin/escrows', create({ chain_id: 'other-chain' }), 400, 'chain_id'],
+      ['POST', '/v1/admin/escrows', create({ private_key_env: 'NOT_SET_ANYWHERE' }), 400, 'private_key_env'],
+      ['POST', '/v1/admin/escrows', create({ register: 'yes' }), 400, 'register'],
+      ['POST', '/v1/admin/escrows', create({ colour: 'blue' }), 400, 'colour'],
+      ['POST', '/v1/admin/escrows', keyless, 400, 'private_key_env'],
+      [
+        'POST',
+        '/v1/admin/devshards',
+        { escrow_id: 999_999, private_key_env: 'CREATOR_KEY' },
+        404,
+        'escrow_id',
+      ],
+      ['POST', '/v1/admin/devshards', { private_key_env: 'CREATOR_KEY' }, 400, 'escrow_id'],
+      [
+        'POST',
+        '/v1/admin/devshards/import',
+        { escrow_id: b.id, private_key_env: 'NOT_SET_ANYWHERE' },
+        400,
+        'private_key_env',
+      ],
+      ['POST', '/v1/admin/devshards/abc/activate', undefined, 400, 'id'],
+      ['POST', '/v1/admin/devshards/999999/deactivate', undefined, 404, 'id'],
+      [
+        'POST',
+        `/v1/admin/devshards/${b.id}/settle`,
+        { private_key_env: 'NOT_SET_ANYWHERE' },
+        400,
+        'private_key_env',
+      ],
+      ['POST', `/v1/admin/devshards/${b.id}/settle`, {}, 400, 'private_key_env'],
+      ['DELETE', '/v1/admin/devshards/abc', undefined, 400, 'id'],
+      ['POST', '/v1/admin/settings', { default_request_max_tokens: -1 }, 400, 'default_request_max_tokens'],
+      [
+        'POST',
+        '/v1/admin/settings',
+        { disabled: { enabled: true, new_url: 'ftp://x' } },
+        400,
+        'disabled.new_url',
+      ],
+      [
+        'POST',
+        '/v1/admin/settings',
+        { model_limits: [{ model_id: 'no/such-model', access_mode: 'api_key' }] },
+        400,
+        'model_limits[0].model_id',
+      ],
+      ['GET', '/v1/admin/audit?limit=-1', undefined, 400, 'limit'],
+      ['POST', '/devshard/abc/v1/finalize', undefined, 400, 'id'],
+    ];
+    for (const [method, path, body, status, param] of cases) {
+      const res = await admin(method, path, body, { 'idempotency-key': `bad-${method}-${path}` });
+      const seen = { method, path, body, status: res.status, param: res.json?.error?.param };
+      expect(seen).toEqual({ method, path, body, status, param });
+      expect(res.json.error.message.length).toBeGreaterThan(0);
+    }
+    expect(await snapshot()).toEqual(before);
+  }, 60_000);
 });

@@ -4,8 +4,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChainClient, queryChainId } from '@gonka-gateway/chain';
+import {
+  type ChainClient,
+  findEscrowSettledEvents,
+  lookupTx,
+  queryChainId,
+  type TxEvent,
+} from '@gonka-gateway/chain';
 import { type DevAccount, type Devnet, devnetChainClient, startDevnet } from '@gonka-gateway/devnet';
+import { closeRedis, openRedis } from '@gonka-gateway/shared';
 import {
   createTestDatabase,
   createTestRedis,
@@ -28,10 +35,27 @@ export interface Stack {
   sql: postgres.Sql;
   redis: TestRedis;
   controllerUrl: string;
+  /** The proxy replicas' URLs (two unless StackOptions.proxies says otherwise). */
   proxyUrls: [string, string];
+  /** The controller process started last (startController replaces it). */
+  controller: RunningProcess;
+  /**
+   * Starts another controller process on the stack's database, Redis prefix and chain (a restart
+   * after a kill, or a standby); `port` defaults to the stack's controller port.
+   */
+  startController(options?: { port?: number; env?: Record<string, string> }): Promise<RunningProcess>;
   /** Every process this test started (stopped by pid in close). */
   processes: RunningProcess[];
   close(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Proxy replicas to start (default 2). */
+  proxies?: 0 | 1 | 2;
+  /** The chain REST URL the controller uses instead of the devnet's (e.g. a tap in front of it). */
+  controllerChainRest?: (devnet: Devnet) => Promise<string> | string;
+  /** A private redis-server's URL (a test that FLUSHALLs); default the shared test Redis. */
+  redisUrl?: string;
 }
 
 async function ready(url: string, proc: RunningProcess, what: string): Promise<void> {
@@ -50,7 +74,7 @@ async function ready(url: string, proc: RunningProcess, what: string): Promise<v
   }
 }
 
-export async function startStack(): Promise<Stack> {
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // Epochs of 4 000 blocks at 50 ms keep every escrow inside its settle window for the whole file.
   const devnet = await startDevnet({
     ports: 'ephemeral',
@@ -58,7 +82,14 @@ export async function startStack(): Promise<Stack> {
     env: {},
     epoch: { epochLength: 4_000 },
   });
-  const [db, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
+  const privateRedis = (url: string): TestRedis => {
+    const redis = openRedis(url, { name: 'stack-test' });
+    return { url, prefix: 'stack:', redis, cleanup: () => closeRedis(redis) };
+  };
+  const [db, redis] = await Promise.all([
+    createTestDatabase(),
+    options.redisUrl ? privateRedis(options.redisUrl) : createTestRedis(),
+  ]);
   const sql = postgres(db.url, { max: 2, onnotice: () => {} });
   const chain = devnetChainClient(devnet);
   const chainId = await queryChainId(chain);
@@ -94,12 +125,26 @@ export async function startStack(): Promise<Stack> {
     await rm(storageDir, { recursive: true, force: true });
     await Promise.allSettled([db.drop(), redis.cleanup(), devnet.close()]);
   };
+  const controllerChainRest = options.controllerChainRest
+    ? await options.controllerChainRest(devnet)
+    : devnet.urls.chainRest;
+  const startController: Stack['startController'] = async (start = {}) => {
+    const port = start.port ?? controllerPort;
+    const proc = startProcess('apps/controller/src/main.ts', {
+      ...common,
+      DEVSHARD_CHAIN_REST: controllerChainRest,
+      GATEWAY_CONTROLLER_PORT: String(port),
+      DEVSHARD_PORT: String(p1),
+      ...start.env,
+    });
+    processes.push(proc);
+    await ready(`http://127.0.0.1:${port}`, proc, 'controller');
+    return proc;
+  };
   try {
-    const controller = startProcess('apps/controller/src/main.ts', { ...common, DEVSHARD_PORT: String(p1) });
-    processes.push(controller);
-    await ready(controllerUrl, controller, 'controller');
+    const controller = await startController();
     const proxyUrls: [string, string] = [`http://127.0.0.1:${p1}`, `http://127.0.0.1:${p2}`];
-    const proxies = [p1, p2].map((port, i) =>
+    const proxies = [p1, p2].slice(0, options.proxies ?? 2).map((port, i) =>
       startProcess('apps/proxy/src/main.ts', {
         ...common,
         DEVSHARD_PORT: String(port),
@@ -109,9 +154,79 @@ export async function startStack(): Promise<Stack> {
     );
     processes.push(...proxies);
     await Promise.all(proxies.map((p, i) => ready(proxyUrls[i]!, p, `proxy ${i}`)));
-    return { devnet, chain, chainId, creator, db, sql, redis, controllerUrl, proxyUrls, processes, close };
+    const stack: Stack = {
+      devnet,
+      chain,
+      chainId,
+      creator,
+      db,
+      sql,
+      redis,
+      controllerUrl,
+      proxyUrls,
+      controller,
+      startController: async (start) => {
+        const proc = await startController(start);
+        stack.controller = proc;
+        return proc;
+      },
+      processes,
+      close,
+    };
+    return stack;
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+/** Events of an included tx (none for anything else). */
+async function includedEvents(chain: ChainClient, txHash: string): Promise<TxEvent[]> {
+  const found = await lookupTx(chain, txHash);
+  return found.kind === 'found' && found.outcome.status === 'included' ? found.outcome.events : [];
+}
+
+/** The gas fee an included tx paid, in ngonka (from its `fee` event attribute). */
+export async function txFee(chain: ChainClient, txHash: string): Promise<bigint> {
+  const fee =
+    (await includedEvents(chain, txHash)).flatMap((e) => e.attributes).find((x) => x.key === 'fee')?.value ??
+    '0ngonka';
+  return BigInt(fee.replace(/ngonka$/, '') || '0');
+}
+
+/** The devshard_escrow_settled event of an included settle tx. */
+export async function settledEvent(chain: ChainClient, txHash: string) {
+  const [settled] = findEscrowSettledEvents(await includedEvents(chain, txHash));
+  if (!settled) throw new Error(`tx ${txHash} settled no escrow`);
+  return settled;
+}
+
+export interface AdminAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
+  json: any;
+}
+
+/** One admin API call with the stack's admin key to `base` (a proxy or the controller). */
+export async function adminCall(
+  base: string,
+  method: string,
+  path: string,
+  body?: object,
+  headers: Record<string, string> = {},
+): Promise<AdminAnswer> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${ADMIN_KEY}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(90_000),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : undefined };
 }

@@ -89,13 +89,18 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
   const jobs = await startControllerJobs(ctx, {
     redisUrl: deps.config.redis.url,
     workers: deps.jobs ?? true,
+    // One knob for "how soon a dead holder is replaced", escrow owners and the leader alike.
+    leaderTtlMs: deps.config.proxy.leaseTtlMs,
   });
   app.addHook('onClose', () => jobs.close());
   await app.register(errorHandling);
   // Before every other route: it collects their schemas.
   await openApiRoutes(app);
   await app.register(metricsRoute, { registry: deps.registry });
-  await app.register(healthRoute, { infra: deps.infra });
+  await app.register(healthRoute, {
+    infra: deps.infra,
+    role: () => ({ controller_id: ctx.controllerId, leader: jobs.leading() }),
+  });
   await app.register(emptyIdFinalizeRoute);
   await app.register(async (admin) => {
     await adminAuth(admin, { adminKeyHash: deps.config.adminKeyHash, sql: ctx.sql });

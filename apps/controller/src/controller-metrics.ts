@@ -1,10 +1,12 @@
 // The controller's own metrics (architecture §6: prefix devshard_gateway_, bounded labels).
 import { METRIC_PREFIX, type Registry } from '@gonka-gateway/shared';
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 
 export interface ControllerMetrics {
   /** Settle attempts made past half the settle window, or close to its end (label `stage`). */
   settleWindow: Counter<'stage'>;
+  /** 1 while this controller holds the leader lease and runs the schedules, else 0. */
+  leader: Gauge;
 }
 
 export function createControllerMetrics(registry: Registry): ControllerMetrics {
@@ -13,6 +15,11 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       name: `${METRIC_PREFIX}settle_window_late_total`,
       help: 'Settle attempts made after half of the settlement window passed (stage=half_passed) or close to its end (stage=closing).',
       labelNames: ['stage'] as const,
+      registers: [registry],
+    }),
+    leader: new Gauge({
+      name: `${METRIC_PREFIX}controller_leader`,
+      help: 'Whether this controller holds the leader lease and runs the BullMQ schedules (1) or stands by (0).',
       registers: [registry],
     }),
   };

@@ -101,6 +101,11 @@ export async function recordOutcome(
                      result = coalesce(result, '{}'::jsonb) || coalesce(${merge}::jsonb, '{}'::jsonb),
                      updated_at = now()
                where tx_hash = ${hash} and status not in ('included', 'failed')`;
+    // A tx a reconciliation recorded first (without knowing the escrow) still gets its escrow id.
+    if (extra.escrowId !== undefined) {
+      await sql`update chain_tx_commitments set escrow_id = ${extra.escrowId.toString()}, updated_at = now()
+                 where tx_hash = ${hash} and escrow_id is null`;
+    }
   } else if (outcome.status === 'failed') {
     await sql`update chain_tx_commitments
                  set status = 'failed', code = ${outcome.code}, codespace = ${outcome.codespace},

@@ -60,6 +60,30 @@ interface RequestFingerprint {
   creator: string;
 }
 
+/** How the key source of a create is kept in its commitment, so a reconciliation can register it. */
+type StoredKeySource = { env: string } | { sealed: string };
+
+const storeKeySource = (source: KeySource): StoredKeySource =>
+  'env' in source ? { env: source.env } : { sealed: Buffer.from(source.sealed).toString('base64') };
+
+const loadKeySource = (stored: StoredKeySource): KeySource =>
+  'env' in stored ? { env: stored.env } : { sealed: new Uint8Array(Buffer.from(stored.sealed, 'base64')) };
+
+/** What registering an included create needs: from the request, or from its commitment after a crash. */
+interface RegisterTarget {
+  register: boolean;
+  chainId: string;
+  keySource: KeySource;
+  creator: string;
+}
+
+const targetOf = (req: CreateEscrowRequest): RegisterTarget => ({
+  register: req.register,
+  chainId: req.chainId,
+  keySource: req.keySource,
+  creator: req.key.address,
+});
+
 /** Field by field: the stored copy is jsonb, whose key order is not the insertion order. */
 function sameRequest(stored: RequestFingerprint | null, now: RequestFingerprint): boolean {
   if (!stored) return false;
@@ -118,7 +142,7 @@ async function resume(
         `cannot read included create tx ${live.txHash} back from the chain; retry`,
       );
     }
-    return finish(ctx, req, lookup.outcome);
+    return finish(ctx, targetOf(req), lookup.outcome);
   }
   const reconciled = await reconcileCommitment(ctx.sql, ctx.chain, live);
   ctx.logger.info(
@@ -128,7 +152,7 @@ async function resume(
   switch (reconciled.kind) {
     case 'included':
     case 'failed':
-      return finish(ctx, req, reconciled.outcome);
+      return finish(ctx, targetOf(req), reconciled.outcome);
     case 'expired':
       return undefined;
     case 'unreachable':
@@ -177,7 +201,7 @@ async function createNew(
     throw new GatewayError(
       'forbidden',
       `creator ${creator} is not on the chain's allowed_creator_addresses; only governance can add it (spec §1.8)`,
-      { param: 'private_key' in req.keySource ? 'private_key' : 'private_key_env' },
+      { param: 'sealed' in req.keySource ? 'private_key' : 'private_key_env' },
     );
   }
   if (req.amount < ep.minAmount) {
@@ -200,7 +224,7 @@ async function createNew(
   }
   const signer = await ctx.signerFor(req.key, chainId).catch((err: unknown) => {
     throw new GatewayError('invalid_request', `creator ${creator}: ${(err as Error).message}`, {
-      param: 'private_key' in req.keySource ? 'private_key' : 'private_key_env',
+      param: 'sealed' in req.keySource ? 'private_key' : 'private_key_env',
     });
   });
   const tx = signer.prepareCreateEscrow({ amount: req.amount, modelId: req.modelId }, params.fee);
@@ -216,7 +240,9 @@ async function createNew(
     kind: 'create_escrow',
     businessKey,
     tx,
-    result: { request: fingerprint },
+    // The key source (an env name, or the key sealed under GATEWAY_ENCRYPTION_KEY) is kept so the
+    // reconcile pass can register an included create whose request never came back (a crash).
+    result: { request: fingerprint, key_source: storeKeySource(req.keySource) },
   });
   return send(ctx, req, tx.txHash, tx.txBytes, tx.timeoutTimestampNs);
 }
@@ -235,12 +261,45 @@ async function send(
     ctx.poll,
   );
   if (outcome.status !== 'included') await recordOutcome(ctx.sql, outcome);
-  return finish(ctx, req, outcome);
+  return finish(ctx, targetOf(req), outcome);
+}
+
+/**
+ * The reconcile pass found an included create nobody finished (the controller died between
+ * broadcast and result, or the request gave up): register it as its request asked, and store the
+ * answer a retry with the same Idempotency-Key returns. Idempotent, under the create's lock.
+ */
+export async function finishReconciledCreate(ctx: ControllerContext, txHash: string): Promise<boolean> {
+  const [row] = await ctx.sql<{ business_key: string }[]>`
+    select business_key from chain_tx_commitments where tx_hash = ${txHash.toUpperCase()} and kind = 'create_escrow'`;
+  if (!row) return false;
+  return withBusinessLock(ctx.sql, row.business_key, async () => {
+    const live = await liveCommitment(ctx.sql, row.business_key);
+    if (!live || live.txHash !== txHash.toUpperCase() || live.status !== 'included' || live.result?.response)
+      return false;
+    const request = live.result?.request as RequestFingerprint | undefined;
+    const keySource = live.result?.key_source as StoredKeySource | undefined;
+    // A commitment from before key sources were stored waits for its request's retry.
+    if (!request || !keySource) return false;
+    const lookup = await lookupTx(ctx.chain, live.txHash);
+    if (lookup.kind !== 'found' || lookup.outcome.status !== 'included') return false;
+    await registerIncluded(
+      ctx,
+      {
+        register: request.register,
+        chainId: request.chain_id,
+        keySource: loadKeySource(keySource),
+        creator: request.creator,
+      },
+      lookup.outcome,
+    );
+    return true;
+  });
 }
 
 async function finish(
   ctx: ControllerContext,
-  req: CreateEscrowRequest,
+  req: RegisterTarget,
   outcome: TxOutcome,
 ): Promise<CreateEscrowResponse> {
   if (outcome.status === 'failed') {
@@ -260,7 +319,7 @@ async function finish(
 
 async function registerIncluded(
   ctx: ControllerContext,
-  req: CreateEscrowRequest,
+  req: RegisterTarget,
   outcome: TxIncluded,
 ): Promise<CreateEscrowResponse> {
   const [created] = findEscrowCreatedEvents(outcome.events);
@@ -276,14 +335,14 @@ async function registerIncluded(
       escrowId: created.escrowId,
       chainId: req.chainId,
       keySource: req.keySource,
-      creator: req.key.address,
+      creator: req.creator,
       active: true,
     });
   }
   const response: CreateEscrowResponse = {
     escrow_id: Number(created.escrowId),
     tx_hash: outcome.txHash,
-    creator: created.creator || req.key.address,
+    creator: created.creator || req.creator,
     registered: req.register,
   };
   await recordOutcome(ctx.sql, outcome, { escrowId: created.escrowId });

@@ -4,7 +4,7 @@
 // bytes are committed before broadcast (state `settling`); a retry reconciles that hash first and
 // only ever re-sends the same bytes. An escrow the chain already reports settled is done, not an
 // error. Rule violations (wrong key, a refused tx) are `UnrecoverableError`s: retrying blindly
-// cannot fix them. Runs inside the settle job (jobs/settle-job.ts), under a per-escrow lock.
+// cannot fix them. Runs inside the settle job (jobs/workers.ts), under a per-escrow lock.
 import {
   broadcastAndWait,
   ChainError,

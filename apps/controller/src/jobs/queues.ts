@@ -18,6 +18,8 @@ export const JOB_IDS = {
   /** The repeating reconciliation pass has one scheduler id. */
   reconcileSchedule: 'reconcile-commitments-every',
   depletionSchedule: 'depletion-check-every',
+  /** The pass a controller runs each time it takes the lead (crash recovery, architecture §3). */
+  reconcileOnLead: (controllerId: string, lead: number) => `reconcile-on-lead-${controllerId}-${lead}`,
   /** A one-off reconciliation of one tx (after a create or settle answered `unknown`). */
   reconcileTx: (txHash: string) => `reconcile-${txHash.toUpperCase()}`,
   /** One settle per escrow: a double click or a second controller enqueues it once. */
@@ -31,6 +33,13 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnComplete: { age: 24 * 3600, count: 1_000 },
   removeOnFail: { age: 7 * 24 * 3600 },
 } as const;
+
+/**
+ * Worker locks: a job whose controller died (SIGKILL, OOM) is seen as stalled and run again by a
+ * live worker once its lock lapsed — within about lockDuration + stalledInterval (30 s here, BullMQ's
+ * default is a minute). A live worker renews its lock every lockDuration / 2.
+ */
+export const WORKER_LOCKS = { lockDuration: 15_000, stalledInterval: 15_000 } as const;
 
 /** About every 30 s, like the other upkeep passes (spec §8). */
 export const RECONCILE_EVERY_MS = 30_000;

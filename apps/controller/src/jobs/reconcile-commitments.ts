@@ -3,10 +3,12 @@
 // (included or failed); not found past the tx's timeout plus margin → `expired` (it can never land,
 // so a new tx for that business key is safe); otherwise it is left alone. Nothing is ever signed or
 // sent here, so the job is safe to run any number of times and on two controllers at once.
-// Registration of an included create is left to the request's retry (its Idempotency-Key resumes
-// the commitment and registers with the key source the request carries).
+// An included create is then finished as its request asked (registered with the key source stored
+// in its commitment, the answer stored for a retry with the same Idempotency-Key): a controller
+// killed between broadcast and result registers the escrow on its next pass (architecture §3).
 import { type Commitment, reconcileCommitment } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
+import { finishReconciledCreate } from '../escrow/create.js';
 
 export interface ReconcileSummary {
   checked: number;
@@ -57,6 +59,11 @@ export async function reconcileOpenCommitments(
     const result = await reconcileCommitment(ctx.sql, ctx.chain, commitment);
     summary.checked++;
     summary[result.kind]++;
+    if (result.kind === 'included' && r.kind === 'create_escrow') {
+      await finishReconciledCreate(ctx, r.tx_hash).catch((err: Error) =>
+        ctx.logger.warn({ txHash: r.tx_hash, err: err.message }, 'reconciled create not registered yet'),
+      );
+    }
     if (result.kind !== 'pending')
       ctx.logger.info({ txHash: r.tx_hash, kind: r.kind, result: result.kind }, 'commitment reconciled');
   }

@@ -1,18 +1,25 @@
 // The controller's BullMQ queues, workers and schedules. Queues exist in every controller (the
-// admin routes enqueue); workers and schedules only where `workers` is on. Each worker gets its own
-// Redis connection (a worker blocks on it); everything shares the configured key prefix.
+// admin routes enqueue); workers only where `workers` is on. On-demand jobs (settle) run on every
+// controller; the scheduled upkeep passes run only on the holder of the leader lease
+// (leader-lease.ts), which registers their schedules, reconciles open commitments at once and
+// rebuilds the pool each time it takes the lead. A schedule is one entry of `scheduled` below: its
+// queue, scheduler id, period and processor — the lead starts and stops them all alike. Each worker
+// gets its own Redis connection (a worker blocks on it); everything shares the configured prefix.
 import { closeRedis, openRedis } from '@gonka-gateway/shared';
 import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
 import { checkDepletion } from '../upkeep/depletion-check.js';
+import { rebuildPool } from '../upkeep/pool-rebuild.js';
+import { LeaderLease } from './leader-lease.js';
 import {
   DEFAULT_JOB_OPTIONS,
   DEPLETION_CHECK_EVERY_MS,
   JOB_IDS,
   QUEUE_NAMES,
   RECONCILE_EVERY_MS,
+  WORKER_LOCKS,
 } from './queues.js';
 import { reconcileOpenCommitments } from './reconcile-commitments.js';
 
@@ -26,12 +33,22 @@ export interface ControllerJobs {
   settle: Queue<SettleJobData>;
   /** Enqueues the settle job of an escrow once (a failed one is retried); returns its id. */
   enqueueSettle(escrowId: bigint, privateKeyEnv: string): Promise<string>;
+  /** Whether this controller holds the leader lease (runs the schedules). */
+  leading(): boolean;
   close(): Promise<void>;
+}
+
+/** A repeating upkeep pass: run only by the leading controller. */
+interface ScheduledJob {
+  queue: Queue;
+  schedulerId: string;
+  everyMs: number;
+  process(job: Job): Promise<unknown>;
 }
 
 export async function startControllerJobs(
   ctx: ControllerContext,
-  options: { redisUrl: string; workers: boolean },
+  options: { redisUrl: string; workers: boolean; leaderTtlMs: number },
 ): Promise<ControllerJobs> {
   const connections: Redis[] = [];
   const connection = () => {
@@ -58,54 +75,88 @@ export async function startControllerJobs(
     await settle.add('settle', { escrowId: escrowId.toString(), privateKeyEnv }, { jobId });
     return jobId;
   };
+  const scheduled: ScheduledJob[] = [
+    {
+      queue: reconcile,
+      schedulerId: JOB_IDS.reconcileSchedule,
+      everyMs: RECONCILE_EVERY_MS,
+      process: (job: Job<{ txHash?: string }>) => reconcileOpenCommitments(ctx, job.data.txHash),
+    },
+    {
+      queue: depletion,
+      schedulerId: JOB_IDS.depletionSchedule,
+      everyMs: DEPLETION_CHECK_EVERY_MS,
+      process: async () => {
+        const findings = await checkDepletion(ctx, { enqueueSettle });
+        return findings.map((f) => ({ ...f, escrowId: f.escrowId.toString() }));
+      },
+    },
+  ];
+  const workerOptions = (concurrency: number) => ({
+    connection: connection(),
+    prefix,
+    concurrency,
+    // Stored on each job it processes (job.processedBy) and listed by Queue.getWorkers().
+    name: ctx.controllerId,
+    ...WORKER_LOCKS,
+  });
+  const watch = (w: Worker) =>
+    w.on('failed', (job, err) =>
+      ctx.logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'),
+    );
+
   const workers: Worker[] = [];
+  let scheduleWorkers: Worker[] = [];
+  let leader: LeaderLease | undefined;
+  let leads = 0;
+  ctx.metrics?.leader.set(0);
   if (options.workers) {
     workers.push(
-      new Worker(
-        QUEUE_NAMES.reconcileCommitments,
-        async (job: Job<{ txHash?: string }>) => reconcileOpenCommitments(ctx, job.data.txHash),
-        { connection: connection(), prefix, concurrency: 1 },
-      ),
-      new Worker(
-        QUEUE_NAMES.settle,
-        async (job: Job<SettleJobData>) =>
-          settleEscrow(ctx, BigInt(job.data.escrowId), job.data.privateKeyEnv),
-        { connection: connection(), prefix, concurrency: 2 },
+      watch(
+        new Worker(
+          QUEUE_NAMES.settle,
+          async (job: Job<SettleJobData>) =>
+            settleEscrow(ctx, BigInt(job.data.escrowId), job.data.privateKeyEnv),
+          workerOptions(2),
+        ),
       ),
     );
-    workers.push(
-      new Worker(
-        QUEUE_NAMES.depletionCheck,
-        async () => {
-          const findings = await checkDepletion(ctx, { enqueueSettle });
-          return findings.map((f) => ({ ...f, escrowId: f.escrowId.toString() }));
-        },
-        { connection: connection(), prefix, concurrency: 1 },
-      ),
-    );
-    for (const w of workers) {
-      w.on('failed', (job, err) =>
-        ctx.logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'),
-      );
-    }
-    await reconcile.upsertJobScheduler(
-      JOB_IDS.reconcileSchedule,
-      { every: RECONCILE_EVERY_MS },
-      { data: {} },
-    );
-    await depletion.upsertJobScheduler(
-      JOB_IDS.depletionSchedule,
-      { every: DEPLETION_CHECK_EVERY_MS },
-      { data: {} },
-    );
+    leader = new LeaderLease({
+      redis: ctx.redis,
+      keys: ctx.keys,
+      controllerId: ctx.controllerId,
+      ttlMs: options.leaderTtlMs,
+      logger: ctx.logger,
+      onLead: async () => {
+        leads++;
+        ctx.metrics?.leader.set(1);
+        scheduleWorkers = scheduled.map((s) => watch(new Worker(s.queue.name, s.process, workerOptions(1))));
+        for (const s of scheduled) {
+          await s.queue.upsertJobScheduler(s.schedulerId, { every: s.everyMs }, { data: {} });
+        }
+        // Crash recovery does not wait for the schedule: commitments a dead controller left
+        // broadcast or unknown are looked up by hash now (an included create is registered).
+        await reconcile.add('reconcile', {}, { jobId: JOB_IDS.reconcileOnLead(ctx.controllerId, leads) });
+        await rebuildPool(ctx);
+      },
+      onFollow: async () => {
+        ctx.metrics?.leader.set(0);
+        const stopping = scheduleWorkers;
+        scheduleWorkers = [];
+        await Promise.all(stopping.map((w) => w.close()));
+      },
+    });
+    await leader.start();
   }
   return {
     reconcile,
     settle,
     enqueueSettle,
+    leading: () => leader?.leading ?? false,
     async close() {
-      await Promise.all(workers.map((w) => w.close()));
-      await Promise.all([reconcile.close(), settle.close(), depletion.close()]);
+      await leader?.stop();
+      await Promise.all([...workers, ...scheduleWorkers].map((w) => w.close()));
+      await Promise.all([settle, ...scheduled.map((s) => s.queue)].map((q) => q.close()));
       await Promise.all(connections.map(closeRedis));
     },
   };

@@ -35,6 +35,12 @@ export interface EscrowLeaseOptions {
   readonly redis: Redis;
   readonly keys: RedisKeys;
   readonly escrowId: bigint;
+  /**
+   * The Redis key, when the lease is not an escrow's: the controller's leader lease (one active
+   * controller, issue 12) is the same compare-and-set lease with its own key. Default
+   * keys.escrowLease(escrowId).
+   */
+  readonly key?: string;
   /** Unique per process start (never reused after a restart). Must not contain ':'. */
   readonly replicaId: string;
   readonly ttlMs: number;
@@ -75,7 +81,7 @@ export class EscrowLease {
   private constructor(options: EscrowLeaseOptions, value: string, sentAt: number) {
     this.#o = options;
     this.escrowId = options.escrowId;
-    this.key = options.keys.escrowLease(options.escrowId);
+    this.key = options.key ?? options.keys.escrowLease(options.escrowId);
     this.#now = options.now ?? (() => performance.now());
     this.#margin = options.safetyMarginMs ?? Math.round(options.ttlMs / 5);
     this.#value = value;
@@ -95,7 +101,7 @@ export class EscrowLease {
     const sentAt = now();
     const ok = await leaseScripts.acquire(
       options.redis,
-      options.keys.escrowLease(options.escrowId),
+      options.key ?? options.keys.escrowLease(options.escrowId),
       value,
       options.ttlMs,
     );

@@ -2,11 +2,23 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { GatewayError, toErrorResponse } from '../errors.js';
 
+/**
+ * The field a schema error is about: its path, plus the property a `required` or
+ * `additionalProperties` error names (their path is the enclosing object), so a missing or unknown
+ * field is named too.
+ */
+function fieldOf(error: { instancePath?: string; params?: Record<string, unknown> }): string | undefined {
+  const path = (error.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const named = error.params?.missingProperty ?? error.params?.additionalProperty;
+  const field = [path, typeof named === 'string' ? named : ''].filter(Boolean).join('.');
+  return field === '' ? undefined : field;
+}
+
 // Fastify's own errors mapped to the gateway's table, so every failure has the OpenAI shape.
 function fromFastifyError(err: FastifyError): GatewayError | undefined {
   if (err.validation) {
     const first = err.validation[0];
-    const param = first?.instancePath ? first.instancePath.replace(/^\//, '').replace(/\//g, '.') : undefined;
+    const param = first ? fieldOf(first as Parameters<typeof fieldOf>[0]) : undefined;
     return new GatewayError('invalid_request', `invalid request: ${err.message}`, param ? { param } : {});
   }
   switch (err.code) {

@@ -24,6 +24,8 @@ export function redisKeys(prefix: string) {
      * TTL. Tokens are minted by Postgres (SessionStore.acquire), never by Redis.
      */
     escrowLease: (escrowId: bigint) => k(`lease:escrow:${escrowId}`),
+    /** The controller leader lease (`${controllerId}:0` with a TTL): only its holder runs schedules. */
+    controllerLeader: k('lease:controller-leader'),
     /** A live proxy replica's internal URL, with a TTL refreshed by the replica. */
     replica: (replicaId: string) => k(`replica:${replicaId}`),
     /** SCAN MATCH pattern of every replica key (glob characters of the prefix escaped). */
