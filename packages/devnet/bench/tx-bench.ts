@@ -14,7 +14,7 @@ import {
   createEscrow,
   startTestDevnet,
   TxFactory,
-} from '../src/testing/helpers.js';
+} from '../src/testing/test-devnet.js';
 
 const devnet = await startTestDevnet();
 const producer = devnet.core.blocks;

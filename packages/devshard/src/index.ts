@@ -168,11 +168,6 @@ export {
   type StoredPendingTx,
   type StoredSession,
 } from './session/store.js';
-export {
-  type ContractTestApi,
-  type SessionStoreContractOptions,
-  sessionStoreContract,
-} from './session/store-contract.js';
 export type { TimeoutKind, TimeoutOutcome } from './session/timeouts.js';
 export { UserSession, type UserSessionOptions } from './session/user-session.js';
 // Settlement (§8).

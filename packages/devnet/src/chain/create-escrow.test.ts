@@ -11,7 +11,7 @@ import {
   snapshot,
   startTestDevnet,
   TxFactory,
-} from '../testing/helpers.js';
+} from '../testing/test-devnet.js';
 import { moduleAddress } from './bank.js';
 
 // chain-and-network.md §2.6 "Create": each keeper rule, accepted and rejected; a rejection changes nothing.

@@ -1,8 +1,8 @@
 import { decodeTx, InferenceStatus, recoverStateSigner } from '@gonka-gateway/devshard';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
-import { type JsonBody, startTestDevnet } from '../testing/helpers.js';
-import { chatBody, metaOf, receiptOf, TestUser } from './host-test-support.js';
+import { type JsonBody, startTestDevnet } from '../testing/test-devnet.js';
+import { chatBody, metaOf, receiptOf, TestUser } from '../testing/test-user.js';
 
 // Issue item 6: every devshard host fault, switched at runtime per host.
 describe('devshard host faults', () => {

@@ -1,8 +1,8 @@
 import { recoverExecutorReceiptSigner, recoverStateSigner } from '@gonka-gateway/devshard';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
-import { type JsonBody, startTestDevnet } from '../testing/helpers.js';
-import { receiptOf, TestUser } from './host-test-support.js';
+import { type JsonBody, startTestDevnet } from '../testing/test-devnet.js';
+import { receiptOf, TestUser } from '../testing/test-user.js';
 
 async function signaturesAt(user: TestUser, address: string, nonce: bigint): Promise<Map<number, Buffer>> {
   const body = (await (await fetch(`${user.url(address, 'signatures')}?nonce=${nonce}`)).json()) as JsonBody;

@@ -9,8 +9,8 @@ import {
 } from '@gonka-gateway/devshard';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
-import { account, type JsonBody, startTestDevnet } from '../testing/helpers.js';
-import { chatBody, receiptOf, signTestDiff, TestUser } from './host-test-support.js';
+import { account, type JsonBody, startTestDevnet } from '../testing/test-devnet.js';
+import { chatBody, receiptOf, signTestDiff, TestUser } from '../testing/test-user.js';
 
 const enc = new TextEncoder();
 const request = (user: TestUser, extra: { nonce?: bigint } = {}) =>

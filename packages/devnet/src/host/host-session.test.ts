@@ -8,8 +8,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
 import { countTokens } from '../model/tokenizer.js';
-import { startTestDevnet } from '../testing/helpers.js';
-import { metaOf, receiptOf, TestUser } from './host-test-support.js';
+import { startTestDevnet } from '../testing/test-devnet.js';
+import { metaOf, receiptOf, TestUser } from '../testing/test-user.js';
 
 // Issue item 6: a session over the 16 slots of a devnet escrow, driven through every host.
 describe('devshard hosts: one session', () => {

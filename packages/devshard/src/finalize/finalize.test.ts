@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { SessionPhase, settlementStateRoot } from '../hash/state-root.js';
 import { SessionErrorCode } from '../session/errors.js';
-import { ESCROW_ID, keyN, request, setup } from '../session/testing/session-setup.js';
-import { wrapStore } from '../session/testing/wrap-store.js';
 import { hasSettlementQuorum } from '../settlement/signatures.js';
 import { recoverStateSigner } from '../signing/state-signature.js';
+import { ESCROW_ID, keyN, request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 import { parseFinalizeDocument } from './document.js';
 
 async function storedDiffs(t: ReturnType<typeof setup>) {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as publicApi from '../index.js';
 import type { SignedDiff } from '../signing/diff.js';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 import { SessionErrorCode } from './errors.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
-import { wrapStore } from './testing/wrap-store.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const view = (d: SignedDiff) => ({

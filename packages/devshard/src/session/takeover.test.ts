@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InferenceStatus } from '../state/types.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
-import { wrapStore } from './testing/wrap-store.js';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 
 describe('takeover reads the executors’ mempools (architecture §2.5)', () => {
   /** Owner A serves one inference but its pending-tx saves never reach the store, then A is gone. */

@@ -22,7 +22,7 @@ import {
   timeoutTx,
   validationTx,
   voteTx,
-} from '../test-support/session-fixture.js';
+} from '../testing/session-fixture.js';
 import { applyDiff } from './apply-diff.js';
 import { composeDiff } from './compose.js';
 import { type ApplyContext, warmKeyLookupFromBindings } from './context.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../../errors.js';
 import { txOf } from '../../proto/tx-builders.js';
-import { expectRejected, run } from '../../test-support/drive.js';
-import { makeFixture, startTx } from '../../test-support/session-fixture.js';
+import { expectRejected, run } from '../../testing/drive.js';
+import { makeFixture, startTx } from '../../testing/session-fixture.js';
 import { InferenceStatus } from '../types.js';
 
 const v5 = (config = {}) => makeFixture({ tag: 'v5', config: { maxTokensFloor: 64n, ...config } });

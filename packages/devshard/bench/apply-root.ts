@@ -1,15 +1,15 @@
 // Manual measurement of apply and root costs (not a test: speed is not asserted). Run with
-//   pnpm tsx --conditions=source packages/devshard/src/bench/apply-root.ts
+//   pnpm tsx --conditions=source packages/devshard/bench/apply-root.ts
 import { PrivateKey } from '@gonka-gateway/chain';
-import { newMsg, txOf } from '../proto/tx-builders.js';
-import { signDiff } from '../signing/diff.js';
-import { signExecutorReceipt } from '../signing/executor-receipt.js';
-import { applyDiff } from '../state/apply-diff.js';
-import { composeDiff } from '../state/compose.js';
-import { createSessionState } from '../state/init.js';
-import { recordEntry } from '../state/record.js';
-import { liveHashOf, stateRootOf, withRoot } from '../state/root.js';
-import type { SessionState } from '../state/types.js';
+import { newMsg, txOf } from '../src/proto/tx-builders.js';
+import { signDiff } from '../src/signing/diff.js';
+import { signExecutorReceipt } from '../src/signing/executor-receipt.js';
+import { applyDiff } from '../src/state/apply-diff.js';
+import { composeDiff } from '../src/state/compose.js';
+import { createSessionState } from '../src/state/init.js';
+import { recordEntry } from '../src/state/record.js';
+import { liveHashOf, stateRootOf, withRoot } from '../src/state/root.js';
+import type { SessionState } from '../src/state/types.js';
 
 function time(label: string, runs: number, fn: () => unknown): void {
   for (let i = 0; i < Math.min(runs, 20); i++) fn();

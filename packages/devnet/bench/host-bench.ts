@@ -1,12 +1,12 @@
 // Manual measurement of what a devshard host costs per request (not a test: nothing is asserted).
-//   pnpm tsx --conditions=source packages/devnet/src/host/bench/host-bench.ts [inferences]
+//   pnpm tsx --conditions=source packages/devnet/bench/host-bench.ts [inferences]
 // Host time is measured on the host's own HTTP server, from the request's arrival to the end of the
 // response, with a zero-latency mock model, so it is protocol work (auth, apply, signing, SSE) only.
 import { recoverAddress, sha256 } from '@gonka-gateway/chain';
 import { promptHash, signStateRoot } from '@gonka-gateway/devshard';
-import type { ParticipantPlugin } from '../../participant/participant-server.js';
-import { account, startTestDevnet } from '../../testing/helpers.js';
-import { chatBody, TestUser } from '../host-test-support.js';
+import type { ParticipantPlugin } from '../src/participant/participant-server.js';
+import { account, startTestDevnet } from '../src/testing/test-devnet.js';
+import { chatBody, TestUser } from '../src/testing/test-user.js';
 
 const runs = Number(process.argv[2] ?? 200);
 const samples: Array<{ route: string; ms: number }> = [];

@@ -1,4 +1,4 @@
-// Helpers for the devnet's own tests: valid txs built with @gonka-gateway/chain (tests then tamper
+// A devnet per test for the devnet's own tests: valid txs built with @gonka-gateway/chain (tests then tamper
 // with them), a settlement payload built the way a gateway does it, and balance snapshots.
 import {
   buildUnorderedTx,

@@ -1,28 +1,30 @@
-// Test support (not exported): devshard hosts in process, behind the HostTransport interface. Each
+// Test support: devshard hosts in process, behind the HostTransport interface. Each
 // host is a strict replica (applyDiff, the same state machine as the devnet hosts), signs with a real
 // key: state signatures on every answer, executor receipts, Finish proposer signatures, timeout votes
 // by the rules of devshard-protocol.md §7.4. Faults are switches per host. Nothing of the session
 // under test is mocked; only HTTP is absent.
 import { type PrivateKey, sha256 } from '@gonka-gateway/chain';
-import { SessionPhase } from '../../hash/state-root.js';
-import type { DiffWire, InferenceRequestWire, PayloadWire, ReceiptEvent } from '../../json/wire.js';
-import { diffFromWire, diffToWire } from '../../json/wire.js';
-import { promptHash } from '../../prompt/prompt-hash.js';
-import { type DecodedTx, decodeTx, type EncodedTx } from '../../proto/devshard-tx.js';
-import { newMsg, txOf } from '../../proto/tx-builders.js';
-import { TimeoutReason } from '../../proto/tx-messages.js';
-import type { SignedDiff } from '../../signing/diff.js';
-import { signExecutorReceipt } from '../../signing/executor-receipt.js';
-import { memoizeRecover, type RecoverFn } from '../../signing/primitive.js';
-import { signFinish } from '../../signing/proposer.js';
-import { signStateRoot } from '../../signing/state-signature.js';
-import { signTimeoutVote } from '../../signing/votes.js';
-import { applyDiff } from '../../state/apply-diff.js';
-import { dedupKey } from '../../state/candidates.js';
-import { checkNonceLimit } from '../../state/diff-checks.js';
-import { sessionFromEscrow } from '../../state/init.js';
-import { type InferenceRecord, InferenceStatus, type SessionState } from '../../state/types.js';
-import { HostErrorCode, HostTransportError } from '../../transport/errors.js';
+import { SessionPhase } from '../hash/state-root.js';
+import type { DiffWire, InferenceRequestWire, PayloadWire, ReceiptEvent } from '../json/wire.js';
+import { diffFromWire, diffToWire } from '../json/wire.js';
+import { promptHash } from '../prompt/prompt-hash.js';
+import { type DecodedTx, decodeTx, type EncodedTx } from '../proto/devshard-tx.js';
+import { newMsg, txOf } from '../proto/tx-builders.js';
+import { TimeoutReason } from '../proto/tx-messages.js';
+import type { Clock } from '../session/clock.js';
+import type { SessionRecord } from '../session/store.js';
+import type { SignedDiff } from '../signing/diff.js';
+import { signExecutorReceipt } from '../signing/executor-receipt.js';
+import { memoizeRecover, type RecoverFn } from '../signing/primitive.js';
+import { signFinish } from '../signing/proposer.js';
+import { signStateRoot } from '../signing/state-signature.js';
+import { signTimeoutVote } from '../signing/votes.js';
+import { applyDiff } from '../state/apply-diff.js';
+import { dedupKey } from '../state/candidates.js';
+import { checkNonceLimit } from '../state/diff-checks.js';
+import { sessionFromEscrow } from '../state/init.js';
+import { type InferenceRecord, InferenceStatus, type SessionState } from '../state/types.js';
+import { HostErrorCode, HostTransportError } from '../transport/errors.js';
 import type {
   ChatEvent,
   ChatOptions,
@@ -32,9 +34,7 @@ import type {
   HostTransport,
   VerifyTimeoutRequest,
   VerifyTimeoutResponse,
-} from '../../transport/types.js';
-import type { Clock } from '../clock.js';
-import type { SessionRecord } from '../store.js';
+} from '../transport/types.js';
 
 export interface HostBehaviour {
   /** Every call fails like an unreachable host. */

@@ -1,4 +1,4 @@
-// Test support (not exported): the in-process hosts behind real HTTP routes of devshard-protocol.md
+// Test support: the in-process hosts behind real HTTP routes of devshard-protocol.md
 // §4.2, with the wire shapes of §4.3/§4.4 written by this package's own encoders. One node:http server
 // serves every host under `/h/{address}/devshard/{version}`. A miniature of what the devnet hosts do.
 import { once } from 'node:events';
@@ -9,15 +9,15 @@ import {
   encodeMetaEvent,
   encodeReceiptEvent,
   encodeSignaturesResponse,
-} from '../../json/wire.js';
-import { recoverRequestSigner } from '../../signing/request.js';
-import { isHostTransportError } from '../../transport/errors.js';
+} from '../json/wire.js';
+import { recoverRequestSigner } from '../signing/request.js';
+import { isHostTransportError } from '../transport/errors.js';
 import {
   decodeVerifyTimeoutRequest,
   encodeMempoolResponse,
   encodeVerifyTimeoutResponse,
-} from '../../transport/route-wire.js';
-import type { HostTarget } from '../../transport/types.js';
+} from '../transport/route-wire.js';
+import type { HostTarget } from '../transport/types.js';
 import type { InProcessNetwork } from './in-process-hosts.js';
 
 const ROUTE = /^\/h\/([^/]+)\/devshard\/([^/]+)\/sessions\/([0-9]+)\/([a-z-/]+)(?:\?(.*))?$/;

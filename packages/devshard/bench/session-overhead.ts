@@ -1,10 +1,11 @@
 // Manual measurement of the session layer's own cost per request (not a test: speed is not asserted).
-//   pnpm tsx --conditions=source packages/devshard/src/session/bench/overhead.ts
+//   pnpm tsx --conditions=source packages/devshard/bench/session-overhead.ts
 // In-process hosts (16 slots, 5 hosts), in-memory store, pure-JS secp256k1. "before send" is compose +
 // sign + write-ahead + catch-up selection; "after" is receipt, state signature, Confirm/Finish checks
 // and mempool intake, with the hosts' own time (strict apply, signing) subtracted.
-import { request, setup } from '../testing/session-setup.js';
-import { UserSession } from '../user-session.js';
+
+import { UserSession } from '../src/session/user-session.js';
+import { request, setup } from '../src/testing/session-setup.js';
 
 const runs = Number(process.argv[2] ?? 200);
 const t = setup({ amount: 10_000_000_000n });

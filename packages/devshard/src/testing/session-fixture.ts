@@ -1,4 +1,4 @@
-// Test support (not exported): deterministic keys, a session factory and builders for signed
+// Test support: deterministic keys, a session factory and builders for signed
 // transactions, shaped after the reference journal fixture (devshard/state/journal_test.go).
 import { PrivateKey } from '@gonka-gateway/chain';
 import type { EncodedTx } from '../proto/devshard-tx.js';

@@ -1,4 +1,4 @@
-// Test support for the host tests (not exported): a user side made only of @gonka-gateway/devshard's
+// Test support for the host tests: a user side made only of @gonka-gateway/devshard's
 // public API — composeDiff + signTestDiff (below) for the diffs, diffToWire + encodeInferenceRequest + signRequest
 // for the requests, decodeDevshardEvent for the answers — and fetch. It follows the user procedures
 // of devshard-protocol.md §7.1–§7.3 just far enough to drive the hosts; it is not a gateway client.
@@ -31,8 +31,8 @@ import {
 import type { EscrowRow } from '../chain/stores.js';
 import type { Devnet } from '../devnet.js';
 import { QWEN_MODEL } from '../genesis.js';
-import { account, createEscrow, TxFactory } from '../testing/helpers.js';
-import { sessionOfRow } from './host-session-store.js';
+import { sessionOfRow } from '../host/host-session-store.js';
+import { account, createEscrow, TxFactory } from './test-devnet.js';
 
 /**
  * Signs a diff as the creator `key` would (§2.4). The devshard package exports no diff signer (only

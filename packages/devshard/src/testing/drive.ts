@@ -1,4 +1,4 @@
-// Test support (not exported): drive a session through the composer and a strict host together.
+// Test support: drive a session through the composer and a strict host together.
 import { expect } from 'vitest';
 import type { DevshardErrorCode } from '../errors.js';
 import type { EncodedTx } from '../proto/devshard-tx.js';

@@ -1,16 +1,17 @@
-// Test support (not exported): a session over in-process hosts, 16 slots spread over 5 hosts
+// Test support: a session over in-process hosts, 16 slots spread over 5 hosts
 // (slot s → host s mod 5: weights 4, 3, 3, 3, 3), real keys, an in-memory store and a test clock.
 import { randomUUID } from 'node:crypto';
-import { PrivateKey } from '@gonka-gateway/chain';
-import type { EscrowRow } from '../../state/init.js';
-import type { SessionEvent } from '../context.js';
-import type { InferenceInput } from '../inference.js';
-import { InMemorySessionStore } from '../memory-store.js';
-import type { SessionRecord, SessionStore } from '../store.js';
-import { UserSession, type UserSessionOptions } from '../user-session.js';
+import type { SessionEvent } from '../session/context.js';
+import type { InferenceInput } from '../session/inference.js';
+import { InMemorySessionStore } from '../session/memory-store.js';
+import type { SessionRecord, SessionStore } from '../session/store.js';
+import { UserSession, type UserSessionOptions } from '../session/user-session.js';
+import type { EscrowRow } from '../state/init.js';
 import { InProcessNetwork, TestClock } from './in-process-hosts.js';
+import { keyN } from './session-fixture.js';
 
-export const keyN = (n: number) => PrivateKey.fromHex(n.toString(16).padStart(64, '0'));
+export { keyN };
+
 export const START = 1_700_000_000n;
 export const ESCROW_ID = '4242';
 

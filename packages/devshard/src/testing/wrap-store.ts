@@ -1,5 +1,5 @@
-// Test support (not exported): a SessionStore delegating to another, with some methods replaced.
-import type { SessionStore } from '../store.js';
+// Test support: a SessionStore delegating to another, with some methods replaced.
+import type { SessionStore } from '../session/store.js';
 
 export function wrapStore(inner: SessionStore, overrides: Partial<SessionStore>): SessionStore {
   return {

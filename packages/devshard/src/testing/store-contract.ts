@@ -4,7 +4,6 @@
 // module has no test-runner dependency at runtime.
 import assert from 'node:assert/strict';
 import { newMsg, txOf } from '../proto/tx-builders.js';
-import type { SignedDiff } from '../signing/diff.js';
 import {
   type SessionRecord,
   type SessionStore,
@@ -12,7 +11,8 @@ import {
   type StoredDiff,
   type StoredPendingTx,
   type StoredSession,
-} from './store.js';
+} from '../session/store.js';
+import type { SignedDiff } from '../signing/diff.js';
 
 /** The subset of vitest (or node:test) the suite needs. */
 export interface ContractTestApi {
