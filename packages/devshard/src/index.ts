@@ -27,7 +27,7 @@ export {
   SessionPhase,
   settlementStateRoot,
   stateSignatureDigest,
-} from './hash/state-root.js';
+} from './hash/root-formula.js';
 // JSON wire shapes (§4.3) and exact-integer JSON.
 export { decodeBase64, encodeBase64 } from './json/base64.js';
 export {
@@ -127,9 +127,6 @@ export {
   type SyncVectorEntry,
   TimeoutReason,
 } from './proto/tx-messages.js';
-// User-side session (§7): storage contract, the session, its events and errors.
-export { type Clock, systemClock } from './session/clock.js';
-export type { SessionEvent, TimeoutOutcomeKind } from './session/context.js';
 export { DEFAULT_DIFF_WINDOW } from './session/diff-log.js';
 export {
   dominantHosts,
@@ -156,6 +153,9 @@ export {
   type ServedVerdict,
   servedVerdict,
 } from './session/served-bytes.js';
+// User-side session (§7): storage contract, the session, its events and errors.
+export { type Clock, systemClock } from './session/session-clock.js';
+export type { SessionEvent, TimeoutOutcomeKind } from './session/session-context.js';
 export { runtimeVersionFor, sessionRecordFromChain } from './session/session-record.js';
 export { DEFAULT_SNAPSHOT_EVERY } from './session/snapshots.js';
 export {
@@ -173,7 +173,7 @@ export { UserSession, type UserSessionOptions } from './session/user-session.js'
 // Settlement (§8).
 export { settlementDocument, settlementDocumentJson, settlementMessage } from './settlement/document.js';
 export { buildSettlementPayload, type SettlementPayload } from './settlement/payload.js';
-export { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './settlement/signatures.js';
+export { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './settlement/quorum.js';
 // Signature recipes (§2.4, §11).
 // No signDiff here: a diff is signed only by the session's write-ahead path (architecture §2.3).
 export { diffSigningBytes, recoverDiffSigner, type SignedDiff, type UnsignedDiff } from './signing/diff.js';
@@ -219,6 +219,11 @@ export {
   signTimeoutVote,
   timeoutVoteBytes,
 } from './signing/votes.js';
+export {
+  type ApplyContext,
+  type WarmKeyLookup,
+  warmKeyLookupFromBindings,
+} from './state/apply-context.js';
 // Session state machine (§5) and root (§6).
 export { applyDiff } from './state/apply-diff.js';
 export {
@@ -240,11 +245,6 @@ export {
   type SessionChainParams,
   voteThresholdFor,
 } from './state/config.js';
-export {
-  type ApplyContext,
-  type WarmKeyLookup,
-  warmKeyLookupFromBindings,
-} from './state/context.js';
 export { checkNonceLimit } from './state/diff-checks.js';
 export type { ApplyResult, DiffEffects, WarmKeyBinding } from './state/effects.js';
 export { escrowRowFromChain } from './state/escrow-row.js';

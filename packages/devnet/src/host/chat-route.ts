@@ -15,7 +15,6 @@ import {
 } from '@gonka-gateway/devshard';
 import type { FastifyInstance } from 'fastify';
 import { decideReceipt, type ExecutionSink, execute, type ReceiptGrant } from './executor.js';
-import type { HostSession } from './host-session.js';
 import {
   authenticate,
   type RouteEnv,
@@ -24,6 +23,7 @@ import {
   type SessionParams,
   sendError,
 } from './route-context.js';
+import type { HostSession } from './session.js';
 import { SseWriter } from './sse-writer.js';
 import { proposeValidations, type ValidatorFault } from './validator.js';
 

@@ -5,9 +5,9 @@
 import { encodeSignaturesResponse } from '@gonka-gateway/devshard';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseCanonicalUint } from '../encoding.js';
-import type { HostSession } from './host-session.js';
-import { encodeDiffRecords, encodeMempool } from './host-wire.js';
 import { type RouteEnv, resolveEscrow, type SessionParams, sendError, sendJson } from './route-context.js';
+import type { HostSession } from './session.js';
+import { encodeDiffRecords, encodeMempool } from './wire.js';
 
 /** The reference host's page limit for GET diffs. */
 export const MAX_DIFFS_PER_PAGE = 1000n;

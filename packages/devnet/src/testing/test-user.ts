@@ -31,7 +31,7 @@ import {
 import type { EscrowRow } from '../chain/stores.js';
 import type { Devnet } from '../devnet.js';
 import { QWEN_MODEL } from '../genesis.js';
-import { sessionOfRow } from '../host/host-session-store.js';
+import { sessionOfRow } from '../host/session-store.js';
 import { account, createEscrow, TxFactory } from './test-devnet.js';
 
 /**

@@ -1,8 +1,8 @@
-// The finalize document (devshard-protocol.md §8.3; reference devshardctl SettlementJSON): what the
-// controller stores after finalize and later turns into MsgSettleDevshardEscrow. Parsing checks that
+// Reading a finalize document back (devshard-protocol.md §8.3; reference devshardctl SettlementJSON):
+// what the controller stores after finalize and later turns into MsgSettleDevshardEscrow. Parsing checks that
 // the document is self-consistent: its state_root is the §6 formula over its own fields.
 import type { DevshardSlotSignature } from '@gonka-gateway/chain';
-import { settlementStateRoot } from '../hash/state-root.js';
+import { settlementStateRoot } from '../hash/root-formula.js';
 import { decodeBase64 } from '../json/base64.js';
 import { asObject, list, str, u32, u64 } from '../json/fields.js';
 import { type JsonObject, parseJsonLossless } from '../json/lossless.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import { SessionErrorCode } from '../session/errors.js';
 import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
 

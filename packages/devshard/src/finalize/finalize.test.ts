@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SessionPhase, settlementStateRoot } from '../hash/state-root.js';
+import { SessionPhase, settlementStateRoot } from '../hash/root-formula.js';
 import { SessionErrorCode } from '../session/errors.js';
-import { hasSettlementQuorum } from '../settlement/signatures.js';
+import { hasSettlementQuorum } from '../settlement/quorum.js';
 import { recoverStateSigner } from '../signing/state-signature.js';
 import { ESCROW_ID, keyN, request, setup } from '../testing/session-setup.js';
 import { wrapStore } from '../testing/wrap-store.js';

@@ -5,16 +5,16 @@
 // signatures are collected (§8.2) and the finalize document is built and stored (§8.3). Every step
 // resumes from the stored state: a session reloaded mid-finalize continues its rounds, one already in
 // Settlement only collects signatures, and one with a stored document returns it unchanged.
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import { txOf } from '../proto/tx-builders.js';
-import type { SessionContext } from '../session/context.js';
 import { SessionError, SessionErrorCode } from '../session/errors.js';
 import { type FinalizeGateOptions, passFinalizeGate } from '../session/finalize-gate.js';
 import { flushDiff } from '../session/flush.js';
 import { assertUsableAsync, fencedWrite } from '../session/ownership.js';
+import type { SessionContext } from '../session/session-context.js';
 import { settlementDocument, settlementDocumentJson } from '../settlement/document.js';
 import { buildSettlementPayload } from '../settlement/payload.js';
-import { slotSignatures } from '../settlement/signatures.js';
+import { slotSignatures } from '../settlement/quorum.js';
 import { type FinalizeResult, parseFinalizeDocument } from './document.js';
 import {
   collectSettlementSignatures,

@@ -5,7 +5,7 @@
 // to its end even if the caller's handlers fail: money depends on the receipt and the Finish. A client
 // that goes away (architecture §5) only stops the chunks: before its nonce is taken nothing is spent;
 // afterwards the diff is still sent and the host stream read until its meta event (bounded).
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import type { PayloadWire } from '../json/wire.js';
 import { promptHash } from '../prompt/prompt-hash.js';
 import { newMsg, txOf } from '../proto/tx-builders.js';
@@ -13,7 +13,6 @@ import { InferenceStatus } from '../state/types.js';
 import { HostErrorCode, isHostTransportError } from '../transport/errors.js';
 import type { ChatStream } from '../transport/types.js';
 import { resolveUnresolved } from './append.js';
-import type { SessionContext } from './context.js';
 import { checkRejectedDiff, openChat, readMempool } from './delivery.js';
 import { burnBlockedNonces } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
@@ -21,6 +20,7 @@ import { assertUsableAsync } from './ownership.js';
 import { pendingWritten } from './pending-writes.js';
 import { intakeHostTxs, processReceipt } from './response.js';
 import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
+import type { SessionContext } from './session-context.js';
 import { type Committed, composeAndPersist } from './write-ahead.js';
 
 export interface InferenceInput {

@@ -9,16 +9,16 @@ import { diffToWire } from '../json/wire.js';
 import { newMsg, txOf } from '../proto/tx-builders.js';
 import { type SlotVote, TimeoutReason } from '../proto/tx-messages.js';
 import { timeoutVoteBytes } from '../signing/votes.js';
-import { txEnv } from '../state/context.js';
+import { txEnv } from '../state/apply-context.js';
 import { type InferenceRecord, InferenceStatus } from '../state/types.js';
 import { verifyStyledSlotSignature } from '../state/vote-style.js';
-import { hostSyncOf, type SessionContext, type TimeoutOutcomeKind } from './context.js';
 import { catchUp, diffsFor } from './delivery.js';
 import { noteNonService } from './dominant-hosts.js';
 import { flushDiff } from './flush.js';
 import type { PendingEntry } from './pending-queue.js';
 import { persistAdded } from './pending-writes.js';
 import { advanceHost, intakeHostTxs } from './response.js';
+import { hostSyncOf, type SessionContext, type TimeoutOutcomeKind } from './session-context.js';
 
 export type TimeoutKind = 'refused' | 'execution';
 

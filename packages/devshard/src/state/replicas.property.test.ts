@@ -23,9 +23,9 @@ import {
   validationTx,
   voteTx,
 } from '../testing/session-fixture.js';
+import { type ApplyContext, warmKeyLookupFromBindings } from './apply-context.js';
 import { applyDiff } from './apply-diff.js';
 import { composeDiff } from './compose.js';
-import { type ApplyContext, warmKeyLookupFromBindings } from './context.js';
 import type { WarmKeyBinding } from './effects.js';
 import { InferenceStatus, type SessionState } from './types.js';
 

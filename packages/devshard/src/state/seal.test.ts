@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { foldSealedAcc } from '../hash/rest-hash.js';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import { txOf } from '../proto/tx-builders.js';
 import { TimeoutReason } from '../proto/tx-messages.js';
 import { run } from '../testing/drive.js';

@@ -1,6 +1,6 @@
 import { sha256 } from '@gonka-gateway/chain';
 import { describe, expect, it } from 'vitest';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import type { EncodedTx } from '../proto/devshard-tx.js';
 import { txOf } from '../proto/tx-builders.js';
 import { TimeoutReason } from '../proto/tx-messages.js';

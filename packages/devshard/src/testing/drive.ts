@@ -3,9 +3,9 @@ import { expect } from 'vitest';
 import type { DevshardErrorCode } from '../errors.js';
 import type { EncodedTx } from '../proto/devshard-tx.js';
 import { signDiff } from '../signing/diff.js';
+import type { ApplyContext } from '../state/apply-context.js';
 import { applyDiff } from '../state/apply-diff.js';
 import { composeDiff } from '../state/compose.js';
-import type { ApplyContext } from '../state/context.js';
 import type { SessionState } from '../state/types.js';
 import type { Fixture } from './session-fixture.js';
 

@@ -4,14 +4,14 @@
 // by the rules of devshard-protocol.md §7.4. Faults are switches per host. Nothing of the session
 // under test is mocked; only HTTP is absent.
 import { type PrivateKey, sha256 } from '@gonka-gateway/chain';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import type { DiffWire, InferenceRequestWire, PayloadWire, ReceiptEvent } from '../json/wire.js';
 import { diffFromWire, diffToWire } from '../json/wire.js';
 import { promptHash } from '../prompt/prompt-hash.js';
 import { type DecodedTx, decodeTx, type EncodedTx } from '../proto/devshard-tx.js';
 import { newMsg, txOf } from '../proto/tx-builders.js';
 import { TimeoutReason } from '../proto/tx-messages.js';
-import type { Clock } from '../session/clock.js';
+import type { Clock } from '../session/session-clock.js';
 import type { SessionRecord } from '../session/store.js';
 import type { SignedDiff } from '../signing/diff.js';
 import { signExecutorReceipt } from '../signing/executor-receipt.js';

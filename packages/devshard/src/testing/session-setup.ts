@@ -1,9 +1,9 @@
 // Test support: a session over in-process hosts, 16 slots spread over 5 hosts
 // (slot s → host s mod 5: weights 4, 3, 3, 3, 3), real keys, an in-memory store and a test clock.
 import { randomUUID } from 'node:crypto';
-import type { SessionEvent } from '../session/context.js';
 import type { InferenceInput } from '../session/inference.js';
 import { InMemorySessionStore } from '../session/memory-store.js';
+import type { SessionEvent } from '../session/session-context.js';
 import type { SessionRecord, SessionStore } from '../session/store.js';
 import { UserSession, type UserSessionOptions } from '../session/user-session.js';
 import type { EscrowRow } from '../state/init.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../../errors.js';
-import { SessionPhase } from '../../hash/state-root.js';
+import { SessionPhase } from '../../hash/root-formula.js';
 import { encodeTx } from '../../proto/devshard-tx.js';
 import { newMsg, txOf } from '../../proto/tx-builders.js';
 import { signDiff } from '../../signing/diff.js';

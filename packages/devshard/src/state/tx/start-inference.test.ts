@@ -75,7 +75,7 @@ describe('StartInference (§5.4)', () => {
 describe('StartInference duplicate guard', () => {
   it('rejects an id that is live or was ever started (unreachable through diffs: id = nonce)', async () => {
     const { applyStartInference } = await import('./start-inference.js');
-    const { txEnv } = await import('../context.js');
+    const { txEnv } = await import('../apply-context.js');
     const { newMsg } = await import('../../proto/tx-builders.js');
     const f = v5();
     const s = run(f, [[startTx(1n, { maxTokens: 64n })]]);

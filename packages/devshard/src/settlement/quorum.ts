@@ -3,7 +3,7 @@
 // entry per slot (a multi-slot host's signature repeated). Quorum is ⌊2S/3⌋ + 1 slots.
 import type { DevshardSlotSignature } from '@gonka-gateway/chain';
 import { recoverStateSigner } from '../signing/state-signature.js';
-import type { ApplyContext } from '../state/context.js';
+import type { ApplyContext } from '../state/apply-context.js';
 import { quorumThreshold } from '../state/group.js';
 import type { SessionState } from '../state/types.js';
 

@@ -17,7 +17,7 @@ import {
   signStateRoot,
   type WarmKeyBinding,
 } from '@gonka-gateway/devshard';
-import { HostMempool } from './host-mempool.js';
+import { HostMempool } from './mempool.js';
 
 export interface AppliedDiff {
   /** The DiffJSON exactly as delivered (its txs blob is canonical: strict decoding refused others). */

@@ -3,16 +3,16 @@
 // is exported from the package.
 import type { PrivateKey } from '@gonka-gateway/chain';
 import type { TxKind } from '../proto/devshard-tx.js';
-import type { ApplyContext } from '../state/context.js';
+import type { ApplyContext } from '../state/apply-context.js';
 import type { SessionState } from '../state/types.js';
 import type { HostTarget, HostTransport } from '../transport/types.js';
 import type { Unresolved } from './append.js';
-import type { Clock } from './clock.js';
 import type { DiffLog } from './diff-log.js';
 import type { SessionError } from './errors.js';
 import type { RejectReason } from './host-tx-check.js';
 import type { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
 import type { PendingQueue } from './pending-queue.js';
+import type { Clock } from './session-clock.js';
 import type { SessionRecord, SessionStore } from './store.js';
 
 /** Resolved numeric options (defaults in user-session.ts). */

@@ -3,9 +3,9 @@
 // read access to each host's replica of a session.
 import type { DevnetCore } from '../core.js';
 import type { Faults } from '../faults.js';
-import type { HostFault, HostFaults } from './host-faults.js';
-import type { HostSession } from './host-session.js';
-import type { SigningKeyChoice } from './host-session-store.js';
+import type { HostFault, HostFaults } from './faults.js';
+import type { HostSession } from './session.js';
+import type { SigningKeyChoice } from './session-store.js';
 
 export interface DevshardHostsControl {
   /** The hosts' clock (unix s): confirmed_at, timeout deadlines, the ±30 s request window. */

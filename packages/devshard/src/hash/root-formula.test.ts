@@ -3,7 +3,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { u64be } from './bytes.js';
-import { composeStateRoot, hostStatsHash, SessionPhase, settlementStateRoot } from './state-root.js';
+import { composeStateRoot, hostStatsHash, SessionPhase, settlementStateRoot } from './root-formula.js';
 
 // Vectors of devshard-protocol.md §6: 5 slots, balance 1 000 000, fees 0, no inferences or warm keys.
 const zeroStats = (slotId: number) => ({

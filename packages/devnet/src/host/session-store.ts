@@ -8,9 +8,9 @@ import type { DevshardEscrowParams } from '../chain/params.js';
 import type { ChainState } from '../chain/state.js';
 import type { EscrowRow } from '../chain/stores.js';
 import type { HostIdentity } from '../core.js';
-import type { HostClock } from './host-clock.js';
-import { HostSession } from './host-session.js';
+import type { HostClock } from './block-clock.js';
 import { RecoveryCache } from './recovery-cache.js';
+import { HostSession } from './session.js';
 
 /** Which key a host signs receipts, Finish, votes and state signatures with (§2.4: cold or warm). */
 export type SigningKeyChoice = 'cold' | 'warm';
