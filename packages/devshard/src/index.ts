@@ -4,10 +4,6 @@
 
 // Errors.
 export { DevshardError, DevshardErrorCode, isDevshardError } from './errors.js';
-// Finalize (§8): rounds, signature quorum, the finalize document.
-export { type FinalizeDocument, type FinalizeResult, parseFinalizeDocument } from './finalize/document.js';
-export type { FinalizeOptions } from './finalize/finalize.js';
-export type { SignatureCollectionOptions } from './finalize/signatures.js';
 // Hashing (§6).
 export { u32be, u64be, utf8 } from './hash/bytes.js';
 export {
@@ -135,6 +131,7 @@ export {
   isDominant,
 } from './session/dominant-hosts.js';
 export { isSessionError, SessionError, SessionErrorCode } from './session/errors.js';
+export type { FinalizeOptions } from './session/finalize.js';
 export {
   CompletionPendingError,
   type FinalizeGateOptions,
@@ -157,6 +154,7 @@ export {
 export { type Clock, systemClock } from './session/session-clock.js';
 export type { SessionEvent, TimeoutOutcomeKind } from './session/session-context.js';
 export { runtimeVersionFor, sessionRecordFromChain } from './session/session-record.js';
+export type { SignatureCollectionOptions } from './session/signature-collection.js';
 export { DEFAULT_SNAPSHOT_EVERY } from './session/snapshots.js';
 export {
   isSessionStoreError,
@@ -170,8 +168,16 @@ export {
 } from './session/store.js';
 export type { TimeoutKind, TimeoutOutcome } from './session/timeouts.js';
 export { UserSession, type UserSessionOptions } from './session/user-session.js';
+// Finalize (§8): rounds, signature quorum, the finalize document.
 // Settlement (§8).
-export { settlementDocument, settlementDocumentJson, settlementMessage } from './settlement/document.js';
+export {
+  type FinalizeDocument,
+  type FinalizeResult,
+  parseFinalizeDocument,
+  settlementDocument,
+  settlementDocumentJson,
+  settlementMessage,
+} from './settlement/document.js';
 export { buildSettlementPayload, type SettlementPayload } from './settlement/payload.js';
 export { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './settlement/quorum.js';
 // Signature recipes (§2.4, §11).

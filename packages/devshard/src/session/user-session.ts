@@ -8,9 +8,8 @@
 //   await session.drain();                    // hand-off: in-flight work and its writes done
 //   const { json } = await session.finalize(); // on the controller, after it opened the session
 import type { PrivateKey } from '@gonka-gateway/chain';
-import type { FinalizeResult } from '../finalize/document.js';
-import { type FinalizeOptions, finalizeSession } from '../finalize/finalize.js';
 import type { SessionPhase } from '../hash/root-formula.js';
+import type { FinalizeResult } from '../settlement/document.js';
 import { defaultRecover, memoizeRecover, type RecoverFn } from '../signing/primitive.js';
 import type { WarmKeyLookup } from '../state/apply-context.js';
 import { canonicalEscrowId } from '../state/init.js';
@@ -19,6 +18,7 @@ import type { HostTarget, HostTransport } from '../transport/types.js';
 import { catchUp, recoverFromMempools } from './delivery.js';
 import { type HostRisk, hostRisk, noteNonService } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
+import { type FinalizeOptions, finalizeSession } from './finalize.js';
 import { type FlushResult, flushDiff } from './flush.js';
 import {
   composeInference,

@@ -3,11 +3,11 @@
 // a state_sig there. Rounds repeat with exponential backoff capped at 30 s until ⌊2S/3⌋+1 SLOTS have
 // a verified signature; a multi-slot host's one signature counts for each of its slots.
 
-import { catchUp } from '../session/delivery.js';
-import { SessionError, SessionErrorCode } from '../session/errors.js';
-import { storeStateSignature } from '../session/response.js';
-import { hostSyncOf, type SessionContext } from '../session/session-context.js';
 import { hasSettlementQuorum, slotSignatures } from '../settlement/quorum.js';
+import { catchUp } from './delivery.js';
+import { SessionError, SessionErrorCode } from './errors.js';
+import { storeStateSignature } from './response.js';
+import { hostSyncOf, type SessionContext } from './session-context.js';
 
 export interface SignatureCollectionOptions {
   /** Rounds before giving up with `no_quorum` (the caller retries later; default 8). */

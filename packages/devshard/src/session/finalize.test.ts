@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { SessionPhase, settlementStateRoot } from '../hash/root-formula.js';
-import { SessionErrorCode } from '../session/errors.js';
+import { parseFinalizeDocument } from '../settlement/document.js';
 import { hasSettlementQuorum } from '../settlement/quorum.js';
 import { recoverStateSigner } from '../signing/state-signature.js';
 import { ESCROW_ID, keyN, request, setup } from '../testing/session-setup.js';
 import { wrapStore } from '../testing/wrap-store.js';
-import { parseFinalizeDocument } from './document.js';
+import { SessionErrorCode } from './errors.js';
 
 async function storedDiffs(t: ReturnType<typeof setup>) {
   return (await t.store.load(ESCROW_ID))!.diffs;

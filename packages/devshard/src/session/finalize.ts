@@ -7,20 +7,24 @@
 // Settlement only collects signatures, and one with a stored document returns it unchanged.
 import { SessionPhase } from '../hash/root-formula.js';
 import { txOf } from '../proto/tx-builders.js';
-import { SessionError, SessionErrorCode } from '../session/errors.js';
-import { type FinalizeGateOptions, passFinalizeGate } from '../session/finalize-gate.js';
-import { flushDiff } from '../session/flush.js';
-import { assertUsableAsync, fencedWrite } from '../session/ownership.js';
-import type { SessionContext } from '../session/session-context.js';
-import { settlementDocument, settlementDocumentJson } from '../settlement/document.js';
+import {
+  type FinalizeResult,
+  parseFinalizeDocument,
+  settlementDocument,
+  settlementDocumentJson,
+} from '../settlement/document.js';
 import { buildSettlementPayload } from '../settlement/payload.js';
 import { slotSignatures } from '../settlement/quorum.js';
-import { type FinalizeResult, parseFinalizeDocument } from './document.js';
+import { SessionError, SessionErrorCode } from './errors.js';
+import { type FinalizeGateOptions, passFinalizeGate } from './finalize-gate.js';
+import { flushDiff } from './flush.js';
+import { assertUsableAsync, fencedWrite } from './ownership.js';
+import type { SessionContext } from './session-context.js';
 import {
   collectSettlementSignatures,
   deliverFinalToAll,
   type SignatureCollectionOptions,
-} from './signatures.js';
+} from './signature-collection.js';
 
 export type FinalizeOptions = SignatureCollectionOptions & FinalizeGateOptions;
 

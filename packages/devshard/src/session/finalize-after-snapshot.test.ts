@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SessionPhase } from '../hash/root-formula.js';
-import { SessionErrorCode } from '../session/errors.js';
 import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
+import { SessionErrorCode } from './errors.js';
 
 /** In-process hosts answer in microtasks; a macrotask turn between requests stands for real I/O. */
 const ioTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
