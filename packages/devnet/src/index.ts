@@ -4,14 +4,8 @@
 export type { DevnetChain } from './chain/accessor.js';
 export type { ModuleName } from './chain/bank.js';
 export type { TxEvent, TxResult } from './chain/events.js';
-export type {
-  ApprovedVersion,
-  DevnetParams,
-  DevshardEscrowParams,
-  EpochParams,
-  FeeGroup,
-  FeeParams,
-} from './chain/params.js';
+// The params shapes (EpochParams, FeeGroup, DevshardEscrowParams, …) are @gonka-gateway/chain's.
+export type { DevnetEscrowParams, DevnetParams } from './chain/params.js';
 export type { IndexedTx, ParticipantRecord } from './chain/state.js';
 export type { AccountRecord, EscrowRow } from './chain/stores.js';
 export { devnetChainClient } from './chain-client.js';

@@ -234,6 +234,7 @@ export {
 export { applyDiff } from './state/apply-diff.js';
 export {
   dedupKey,
+  dedupKeys,
   isAcceptedMempoolTx,
   MEMPOOL_KINDS,
   orderCandidates,

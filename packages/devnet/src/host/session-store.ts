@@ -2,9 +2,8 @@
 // devnet (hung off the core, never module-level). Nothing here lives in a Fastify app, so a host
 // that is stopped and started again (participant stop()/start(), the `down` fault) comes back with
 // every session, root, diff, mempool entry and execution it had: a restart with a durable store.
-import type { PrivateKey } from '@gonka-gateway/chain';
+import type { DevshardEscrowParams, PrivateKey } from '@gonka-gateway/chain';
 import { type ApplyContext, isDevshardError, sessionFromEscrow } from '@gonka-gateway/devshard';
-import type { DevshardEscrowParams } from '../chain/params.js';
 import type { ChainState } from '../chain/state.js';
 import type { EscrowRow } from '../chain/stores.js';
 import type { HostIdentity } from '../core.js';

@@ -5,10 +5,12 @@
 // to its end even if the caller's handlers fail: money depends on the receipt and the Finish. A client
 // that goes away (architecture §5) only stops the chunks: before its nonce is taken nothing is spent;
 // afterwards the diff is still sent and the host stream read until its meta event (bounded).
+
 import { SessionPhase } from '../hash/root-formula.js';
 import type { PayloadWire } from '../json/wire.js';
 import { promptHash } from '../prompt/prompt-hash.js';
 import { newMsg, txOf } from '../proto/tx-builders.js';
+import { dedupKeys } from '../state/candidates.js';
 import { InferenceStatus } from '../state/types.js';
 import { HostErrorCode, isHostTransportError } from '../transport/errors.js';
 import type { ChatStream } from '../transport/types.js';
@@ -140,8 +142,8 @@ function progress(ctx: SessionContext, nonce: bigint) {
   const status = ctx.state.inferences.get(nonce)?.status;
   const applied = (s: number) => status !== undefined && status >= s && status !== InferenceStatus.TimedOut;
   return {
-    confirmed: ctx.pending.has(`confirm:${nonce}`) || applied(InferenceStatus.Started),
-    finished: ctx.pending.has(`finish:${nonce}`) || applied(InferenceStatus.Finished),
+    confirmed: ctx.pending.has(dedupKeys.confirm(nonce)) || applied(InferenceStatus.Started),
+    finished: ctx.pending.has(dedupKeys.finish(nonce)) || applied(InferenceStatus.Finished),
   };
 }
 
