@@ -4,13 +4,8 @@
 // second signature for a nonce nor lose a Confirm/Finish, and every escrow settles to the ngonka.
 
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
-import {
-  dedupKeys,
-  devshardBaseUrl,
-  diffToWire,
-  HttpHostTransport,
-  UserSession,
-} from '@gonka-gateway/devshard';
+import { dedupKeys, diffToWire } from '@gonka-gateway/devshard';
+import { devshardBaseUrl, HttpHostTransport, UserSession } from '@gonka-gateway/devshard/session';
 import { EscrowLease, parseLeaseValue } from '@gonka-gateway/escrow-runtime';
 import { readSentDiffs, setEscrowState } from '@gonka-gateway/escrow-runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,7 +3,8 @@
 // Host time is measured on the host's own HTTP server, from the request's arrival to the end of the
 // response, with a zero-latency mock model, so it is protocol work (auth, apply, signing, SSE) only.
 import { recoverAddress, sha256 } from '@gonka-gateway/chain';
-import { promptHash, signStateRoot } from '@gonka-gateway/devshard';
+import { promptHash } from '@gonka-gateway/devshard';
+import { signStateRoot } from '@gonka-gateway/devshard/host';
 import type { ParticipantPlugin } from '../src/participant/participant-server.js';
 import { account, startTestDevnet } from '../src/testing/test-devnet.js';
 import { chatBody, TestUser } from '../src/testing/test-user.js';

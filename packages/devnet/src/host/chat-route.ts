@@ -5,14 +5,8 @@
 //   [executor: model frames — chat.completion.chunk lines (stream) or one chat.completion line]
 //   data: {"devshard_meta": {"mempool": [...]}}      (always after a payload; otherwise only if non-empty)
 //   data: [DONE]                                     (only when a payload was sent)
-import {
-  decodeInferenceRequest,
-  diffFromWire,
-  encodeMetaEvent,
-  encodeReceiptEvent,
-  type InferenceRequestWire,
-  parseJsonLossless,
-} from '@gonka-gateway/devshard';
+import { diffFromWire, type InferenceRequestWire, parseJsonLossless } from '@gonka-gateway/devshard';
+import { decodeInferenceRequest, encodeMetaEvent, encodeReceiptEvent } from '@gonka-gateway/devshard/host';
 import type { FastifyInstance } from 'fastify';
 import { decideReceipt, type ExecutionSink, execute, type ReceiptGrant } from './executor.js';
 import {

@@ -1,6 +1,5 @@
 import {
   buildSettlementPayload,
-  decodeSignaturesResponse,
   hasSettlementQuorum,
   InferenceStatus,
   isHostStateSignature,
@@ -9,6 +8,7 @@ import {
   slotSignatures,
   txOf,
 } from '@gonka-gateway/devshard';
+import { decodeSignaturesResponse } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
 import { account, deliver, startTestDevnet, TxFactory } from '../testing/test-devnet.js';

@@ -2,7 +2,7 @@
 //   GET signatures?nonce=N → {"signatures": {"<slot>": b64}} — this host's slots, when it reached N
 //   GET diffs?from=&to=    → [{nonce, txs, user_sig, post_state_root?, state_hash}] (≤ 1000 diffs)
 //   GET mempool            → {"txs": [b64 DevshardTx]}
-import { encodeSignaturesResponse } from '@gonka-gateway/devshard';
+import { encodeSignaturesResponse } from '@gonka-gateway/devshard/host';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseCanonicalUint } from '../encoding.js';
 import { type RouteEnv, resolveEscrow, type SessionParams, sendError, sendJson } from './route-context.js';

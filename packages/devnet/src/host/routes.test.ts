@@ -1,12 +1,11 @@
 import {
-  decodeDevshardEvent,
   decodeTx,
   diffToWire,
-  encodeInferenceRequest,
   InferenceStatus,
   parseJsonLossless,
   signRequest,
 } from '@gonka-gateway/devshard';
+import { decodeDevshardEvent, encodeInferenceRequest } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
 import { account, type JsonBody, startTestDevnet } from '../testing/test-devnet.js';

@@ -14,9 +14,9 @@ import {
   InferenceStatus,
   type MsgStartInference,
   type SessionState,
-  signStateRoot,
   type WarmKeyBinding,
 } from '@gonka-gateway/devshard';
+import { signStateRoot } from '@gonka-gateway/devshard/host';
 import { HostMempool } from './mempool.js';
 
 export interface AppliedDiff {

@@ -6,15 +6,15 @@ import {
   type DiffWire,
   decodeBase64,
   decodeDiffWire,
-  decodePayload,
   encodeBase64,
   encodeDiffWire,
-  encodePayload,
   type JsonValue,
   type PayloadWire,
   parseJsonLossless,
   stringifyJsonLossless,
 } from '@gonka-gateway/devshard';
+import { decodePayload } from '@gonka-gateway/devshard/host';
+import { encodePayload } from '@gonka-gateway/devshard/session';
 
 type JsonObject = { [key: string]: JsonValue };
 

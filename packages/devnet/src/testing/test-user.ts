@@ -7,14 +7,11 @@ import {
   type ApplyContext,
   composeDiff,
   type DecodedTx,
-  type DevshardEvent,
-  decodeDevshardEvent,
   decodeTx,
   dedupKey,
   diffSigningBytes,
   diffToWire,
   type EncodedTx,
-  encodeInferenceRequest,
   isAcceptedMempoolTx,
   memoizeRecover,
   newMsg,
@@ -28,6 +25,11 @@ import {
   txOf,
   type UnsignedDiff,
 } from '@gonka-gateway/devshard';
+import {
+  type DevshardEvent,
+  decodeDevshardEvent,
+  encodeInferenceRequest,
+} from '@gonka-gateway/devshard/session';
 import type { EscrowRow } from '../chain/stores.js';
 import type { Devnet } from '../devnet.js';
 import { QWEN_MODEL } from '../genesis.js';
