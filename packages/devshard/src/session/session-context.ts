@@ -1,6 +1,7 @@
 // The mutable inside of one user-side session, shared by the modules that compose, deliver, time out
-// and finalize (each a small file taking this context). Only user-session.ts builds one; nothing here
-// is exported from the package.
+// and finalize (each a small file taking this context), in five named parts: what it was opened with,
+// the protocol data, work in progress, settlement progress and its lifecycle, each with the files
+// that change it. Only user-session.ts builds one; nothing here but the events is exported.
 import type { PrivateKey } from '@gonka-gateway/chain';
 import type { TxKind } from '../proto/devshard-tx.js';
 import type { ApplyContext } from '../state/apply-context.js';
@@ -111,7 +112,13 @@ export interface StampCalibration {
   calibrated: boolean;
 }
 
-export interface SessionContext {
+/**
+ * What the session was opened with, fixed for its life: the escrow's record, the injected store,
+ * transport, clock and signer, the fencing token and write guard of its ownership (architecture
+ * §2.1), the warm-key lookup and recovery apply uses, settings and the event sink. Written only by
+ * user-session.ts when it opens the session.
+ */
+export interface SessionEnvironment {
   readonly record: SessionRecord;
   readonly escrowId: string;
   readonly signer: PrivateKey;
@@ -127,14 +134,41 @@ export interface SessionContext {
   readonly resolveHost: (address: string) => HostTarget | undefined;
   readonly settings: SessionSettings;
   readonly emit: (event: SessionEvent) => void;
+}
 
+/**
+ * The protocol data (§5, §7): the current state, the diffs hosts may still need, the txs waiting for
+ * the next diff, how far each host is, and the §12 #1 stamp calibration. `state` and `log` change only
+ * in write-ahead.ts (compose, then the stored diff becomes current) and append.ts (a write-ahead
+ * resolved later); `pending` takes host txs (response.ts) and our timeouts (timeouts.ts) and loses what
+ * a diff consumed (write-ahead.ts, append.ts); `hostSync` and `stamps.calibrated` move with host
+ * answers (response.ts), `stamps.firstStampNonce` with composition (write-ahead.ts).
+ */
+export interface SessionData {
   state: SessionState;
   readonly log: DiffLog;
   readonly pending: PendingQueue;
   /** host_sync_nonce per physical host (cold address): every slot of it has the same log. */
   readonly hostSync: Map<string, bigint>;
   readonly stamps: StampCalibration;
+}
 
+export function hostSyncOf(ctx: SessionData, address: string): bigint {
+  return ctx.hostSync.get(address) ?? 0n;
+}
+
+/** The cold address executing nonce `n`: slot n mod N (§1). */
+export function targetAddress(ctx: SessionData, nonce: bigint): string {
+  const slots = ctx.state.group.slots;
+  return slots[Number(nonce % BigInt(slots.length))]!;
+}
+
+/**
+ * Work in progress and what orders it: one composer at a time, one catch-up per host, bounded
+ * verify calls, the latest store write per pending key (pending-writes.ts), background writes and
+ * public operations that drain() awaits. Changed through the functions below and in locks.ts.
+ */
+export interface SessionWork {
   readonly composeLock: SerialLock;
   readonly catchUpLock: KeyedLock;
   readonly verifyLimit: KeyedSemaphore;
@@ -147,7 +181,40 @@ export interface SessionContext {
   readonly background: Set<Promise<void>>;
   /** Every public operation in progress (infer, flush, timeouts, mempool recovery, finalize). */
   readonly work: Set<Promise<unknown>>;
+}
 
+/** Runs a store write off the request path; failures become events (fenced-out faults: ownership.ts). */
+export function inBackground(
+  ctx: SessionWork & Pick<SessionEnvironment, 'emit'>,
+  operation: string,
+  write: () => Promise<void>,
+): void {
+  const p: Promise<void> = write()
+    .catch((error: unknown) => {
+      ctx.emit({ type: 'store_error', operation, error: error as Error });
+    })
+    .finally(() => ctx.background.delete(p));
+  ctx.background.add(p);
+}
+
+/** Runs `fn` as tracked work: drain() waits for it. */
+export function tracked<T>(ctx: SessionWork, fn: () => Promise<T>): Promise<T> {
+  const p = fn();
+  const settled = p.then(
+    () => undefined,
+    () => undefined,
+  );
+  ctx.work.add(settled);
+  void settled.then(() => ctx.work.delete(settled));
+  return p;
+}
+
+/**
+ * Settlement progress (§8): state signatures at the final nonce, stored as answers arrive
+ * (response.ts) and asked for by signature-collection.ts, and the finalize document once stored
+ * (finalize.ts).
+ */
+export interface SessionSettlement {
   /**
    * Verified state signatures at the final nonce, by host address, gathered while in Settlement
    * (finalize rounds, catch-up receipts, GET signatures; §8.2).
@@ -157,7 +224,14 @@ export interface SessionContext {
   finalizeDocument: string | undefined;
   /** A finalize in progress, shared by concurrent callers. */
   finalizeRun: Promise<unknown> | undefined;
+}
 
+/**
+ * Whether the session may go on and what it is doing: a fault that stops it and the check of a
+ * suspicious answer (ownership.ts), an unresolved write-ahead (append.ts), drain and in-flight
+ * inferences (user-session.ts), finalize (finalize-gate.ts, finalize.ts), timeout rounds (timeouts.ts).
+ */
+export interface SessionLifecycle {
   /** Set once the session must not compose again (divergence, ownership lost, close…). */
   fault: SessionError | undefined;
   /**
@@ -176,34 +250,9 @@ export interface SessionContext {
   readonly timeoutRetryAt: Map<bigint, bigint>;
 }
 
-export function hostSyncOf(ctx: SessionContext, address: string): bigint {
-  return ctx.hostSync.get(address) ?? 0n;
-}
-
-/** The cold address executing nonce `n`: slot n mod N (§1). */
-export function targetAddress(ctx: SessionContext, nonce: bigint): string {
-  const slots = ctx.state.group.slots;
-  return slots[Number(nonce % BigInt(slots.length))]!;
-}
-
-/** Runs a store write off the request path; failures become events (fenced-out faults: ownership.ts). */
-export function inBackground(ctx: SessionContext, operation: string, write: () => Promise<void>): void {
-  const p: Promise<void> = write()
-    .catch((error: unknown) => {
-      ctx.emit({ type: 'store_error', operation, error: error as Error });
-    })
-    .finally(() => ctx.background.delete(p));
-  ctx.background.add(p);
-}
-
-/** Runs `fn` as tracked work: drain() waits for it. */
-export function tracked<T>(ctx: SessionContext, fn: () => Promise<T>): Promise<T> {
-  const p = fn();
-  const settled = p.then(
-    () => undefined,
-    () => undefined,
-  );
-  ctx.work.add(settled);
-  void settled.then(() => ctx.work.delete(settled));
-  return p;
-}
+/** One session's context: its five parts, above, in one object that user-session.ts builds. */
+export type SessionContext = SessionEnvironment &
+  SessionData &
+  SessionWork &
+  SessionSettlement &
+  SessionLifecycle;
