@@ -20,7 +20,7 @@ const timing: ParticipantPlugin = async (app) => {
 
 const devnet = await startTestDevnet({ participantPlugins: [timing] });
 devnet.chain.updateParams((p) => {
-  p.devshardEscrow.maxEscrowsPerEpoch = 1_000;
+  p.devshardEscrow.maxEscrowsPerEpoch = 1_000n;
 });
 const user = await TestUser.open(devnet);
 
