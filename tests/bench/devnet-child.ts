@@ -12,7 +12,11 @@ import {
 } from '@gonka-gateway/chain';
 import { REPO_ROOT } from '@gonka-gateway/deploy';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
-import { runtimeVersionFor, type SessionRecord, sessionRecordFromChain } from '@gonka-gateway/devshard';
+import {
+  runtimeVersionFor,
+  type SessionRecord,
+  sessionRecordFromChain,
+} from '@gonka-gateway/devshard/session';
 
 export interface DevnetChild {
   urls: { chainRest: string; chainRpc: string; node: string; mlNode: string };

@@ -10,7 +10,7 @@ import {
   HttpHostTransport,
   InMemorySessionStore,
   UserSession,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import { openBenchEscrow, startDevnetChild } from './devnet-child.js';
 import { compare, formatLoad, type LoadResult, runLoad } from './load.js';
 

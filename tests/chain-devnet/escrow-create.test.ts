@@ -138,7 +138,7 @@ describe('create an escrow with the library', () => {
     // Room for exactly one more escrow in this epoch; two creates land in the same block, so both
     // pass CheckTx and the second fails at delivery.
     devnet.chain.updateParams((p) => {
-      p.devshardEscrow.maxEscrowsPerEpoch = Number(devnet.chain.lastEscrowId()) + 1;
+      p.devshardEscrow.maxEscrowsPerEpoch = devnet.chain.lastEscrowId() + 1n;
     });
     const first = account(devnet, 'creator-1');
     const second = account(devnet, 'creator-2');
@@ -178,7 +178,7 @@ describe('create an escrow with the library', () => {
     } finally {
       devnet.blocks.resume();
       devnet.chain.updateParams((p) => {
-        p.devshardEscrow.maxEscrowsPerEpoch = 100;
+        p.devshardEscrow.maxEscrowsPerEpoch = 100n;
       });
     }
   });

@@ -264,7 +264,7 @@ describe('per-epoch escrow cap', () => {
   it('library and gwctl: a real cap (max_escrows_per_epoch reached by earlier escrows) is refused the same way', async () => {
     const made = Number(devnet.chain.lastEscrowId());
     devnet.chain.updateParams((p) => {
-      p.devshardEscrow.maxEscrowsPerEpoch = made;
+      p.devshardEscrow.maxEscrowsPerEpoch = BigInt(made);
     });
     try {
       const attempt = await createWithLibrary(creator().key, 5n * GNK);
@@ -280,7 +280,7 @@ describe('per-epoch escrow cap', () => {
       expect(errorLine(run)).toMatch(/code 1172 inference/);
     } finally {
       devnet.chain.updateParams((p) => {
-        p.devshardEscrow.maxEscrowsPerEpoch = 100;
+        p.devshardEscrow.maxEscrowsPerEpoch = 100n;
       });
     }
   });

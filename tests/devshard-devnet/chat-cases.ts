@@ -8,7 +8,7 @@ import type {
   InferenceInput,
   InferenceResult,
   UserSession,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import { expect } from 'vitest';
 
 export interface ChatCase {

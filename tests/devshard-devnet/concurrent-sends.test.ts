@@ -2,7 +2,8 @@
 // every meta event, so the Confirm and Finish of inference A can reach the session through the answer
 // to a later request B (and be applied) before A's own answer is read. The session must stay
 // consistent and keep reporting A correctly.
-import { InferenceStatus, type UserSession } from '@gonka-gateway/devshard';
+import { InferenceStatus } from '@gonka-gateway/devshard';
+import type { UserSession } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, type Served, serve, serveUntilNextTargets } from './chat-cases.js';
 import { Gateway, type TestEscrow } from './harness.js';

@@ -2,15 +2,14 @@
 // owner on the same store, whose open mints a higher fencing token (architecture §2.1–§2.3). The new session
 // replays the stored diffs, continues at the next nonce and never signs a nonce again; the hosts accept
 // the continuation; the old writer is fenced out of the store.
+import { InferenceStatus, SessionPhase } from '@gonka-gateway/devshard';
 import {
-  InferenceStatus,
   isSessionError,
   SessionErrorCode,
-  SessionPhase,
   type SessionStore,
   SessionStoreErrorCode,
   type StoredDiff,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, inPool, serve } from './chat-cases.js';
 import { Gateway } from './harness.js';

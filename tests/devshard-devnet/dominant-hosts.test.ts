@@ -4,7 +4,8 @@
 // first refusal the session burns its nonces (fee only) instead of starting inferences there; the
 // finalize gate reports the one refused inference as unresolvable, and only an explicit
 // `billUnresolved` finalize pays it — at most one reservation, whatever the traffic.
-import { InferenceStatus, SessionErrorCode } from '@gonka-gateway/devshard';
+import { InferenceStatus } from '@gonka-gateway/devshard';
+import { SessionErrorCode } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, serve } from './chat-cases.js';
 import { Gateway } from './harness.js';

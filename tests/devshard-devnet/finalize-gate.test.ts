@@ -4,12 +4,8 @@
 // TimedOut at cost 0 with a miss counted. A request served in full by one process and finalized by
 // another that just took the escrow over (its Finish never persisted by the first) is billed its real
 // cost: the gate recovers Confirm and Finish from the executor's mempool.
-import {
-  CompletionPendingError,
-  InferenceStatus,
-  SessionErrorCode,
-  type SessionStore,
-} from '@gonka-gateway/devshard';
+import { InferenceStatus } from '@gonka-gateway/devshard';
+import { CompletionPendingError, SessionErrorCode, type SessionStore } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, expectedCompletion, serve, serveUntilNextTargets } from './chat-cases.js';
 import { Gateway, hasOutvotableHost, outvotableHost } from './harness.js';

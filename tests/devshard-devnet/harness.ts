@@ -37,7 +37,7 @@ import {
   systemClock,
   UserSession,
   type UserSessionOptions,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import { expect } from 'vitest';
 import { broadcastIncluded } from './chain-tx.js';
 

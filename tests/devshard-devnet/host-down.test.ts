@@ -2,7 +2,8 @@
 // server stopped, participant.stop()) catches up when it returns and signs the final nonce; and a
 // finalize with one host down for good still reaches the slot quorum ⌊2S/3⌋+1 and settles
 // (devshard-protocol.md §7.3, §8.1–§8.2, §8.4).
-import { HostErrorCode, InferenceStatus } from '@gonka-gateway/devshard';
+import { InferenceStatus } from '@gonka-gateway/devshard';
+import { HostErrorCode } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, serve, serveUntilNextTargets } from './chat-cases.js';
 import {

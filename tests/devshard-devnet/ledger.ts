@@ -4,7 +4,7 @@
 // it, timeout refund and missed), §5.5 (every diff before the FinalizeRound diff pays fee_per_nonce)
 // and §5.6 (at Settlement, Pending/Started records are charged their full reservation).
 import type { DevshardEscrow } from '@gonka-gateway/chain';
-import type { StoredDiff } from '@gonka-gateway/devshard';
+import type { StoredDiff } from '@gonka-gateway/devshard/session';
 
 export type Fate =
   | 'pending'

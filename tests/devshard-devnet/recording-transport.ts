@@ -1,6 +1,7 @@
 // A HostTransport that records each chat POST before handing it to the real transport, so tests can
 // see what the session sent where (catch-up chunks, §7.3) — and can make a send fail before it leaves,
 // as when the gateway process dies between the write-ahead and the send (architecture §2.3).
+import type { InferenceRequestWire } from '@gonka-gateway/devshard';
 import {
   type ChatEvent,
   type ChatOptions,
@@ -8,8 +9,7 @@ import {
   type ChatStream,
   ForwardingTransport,
   type HostTarget,
-  type InferenceRequestWire,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 
 export interface ChatSend {
   readonly address: string;

@@ -2,7 +2,8 @@
 // the 4 devnet hosts, through UserSession + HttpHostTransport (devshard-protocol.md §7), finalizes
 // (§8.1–§8.3) and settles on the devnet chain (§8.4, chain-and-network.md §2.6) with every balance
 // accounted for to the last ngonka.
-import { InferenceStatus, SessionPhase, type UserSession } from '@gonka-gateway/devshard';
+import { InferenceStatus, SessionPhase } from '@gonka-gateway/devshard';
+import type { UserSession } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ChatCase,

@@ -7,8 +7,8 @@ import {
   parseFinalizeDocument,
   recoverStateSigner,
   settlementMessage,
-  type UserSession,
 } from '@gonka-gateway/devshard';
+import type { UserSession } from '@gonka-gateway/devshard/session';
 import { expect } from 'vitest';
 import { broadcastIncluded } from './chain-tx.js';
 import { quorumSlots, type TestEscrow } from './harness.js';

@@ -2,13 +2,13 @@
 // the session stays consistent (devshard-protocol.md §4.4 endings, §7.2); a host signing a wrong state
 // root is caught (bad_state_signature) and its signature never counts toward the settlement quorum
 // (§7.2 step 2, §8.2).
+import { InferenceStatus } from '@gonka-gateway/devshard';
 import {
   HostErrorCode,
   HostTransportError,
-  InferenceStatus,
   SessionErrorCode,
   type UserSession,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, expectedCompletion, serve, serveUntilNextTargets } from './chat-cases.js';
 import { Gateway, quorumSlots, smallestHost, type TestEscrow } from './harness.js';

@@ -3,7 +3,8 @@
 // `execution`; each timeout returns the reservation to the balance and counts a miss for the executor's
 // slot (devshard-protocol.md §5.4 TimeoutInference, §7.4). Time moves with blocks.advanceTime and the
 // session reads the devnet clock, so nothing sleeps through a deadline.
-import { HostErrorCode, InferenceStatus } from '@gonka-gateway/devshard';
+import { InferenceStatus } from '@gonka-gateway/devshard';
+import { HostErrorCode } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, serve, serveUntilNextTargets } from './chat-cases.js';
 import {

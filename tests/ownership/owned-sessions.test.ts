@@ -10,7 +10,7 @@ import {
   type HostTransport,
   HttpHostTransport,
   type SessionEvent,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import {
   ClaimLoop,
   NotOwnedError,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, startTsProcess, type TsProcess } from '@gonka-gateway/deploy';
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
-import type { SessionStore, StoredDiff } from '@gonka-gateway/devshard';
+import type { SessionStore, StoredDiff } from '@gonka-gateway/devshard/session';
 import { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
 import { type PrivateRedis, startPrivateRedis } from '@gonka-gateway/escrow-runtime/testing';
 import { closeRedis, openRedis, redisKeys } from '@gonka-gateway/shared';

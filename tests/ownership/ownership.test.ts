@@ -4,7 +4,8 @@
 // second signature for a nonce nor lose a Confirm/Finish, and every escrow settles to the ngonka.
 
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
-import { devshardBaseUrl, diffToWire, HttpHostTransport, UserSession } from '@gonka-gateway/devshard';
+import { dedupKeys, diffToWire } from '@gonka-gateway/devshard';
+import { devshardBaseUrl, HttpHostTransport, UserSession } from '@gonka-gateway/devshard/session';
 import { EscrowLease, parseLeaseValue } from '@gonka-gateway/escrow-runtime';
 import { readSentDiffs, setEscrowState } from '@gonka-gateway/escrow-runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -284,8 +285,8 @@ describe('ownership across processes', () => {
         const fate = ledger.inferences.get(nonce)?.fate;
         expect({
           nonce,
-          confirm: fate === 'started' || fate === 'finished' || pending.has(`confirm:${nonce}`),
-          finish: fate === 'finished' || pending.has(`finish:${nonce}`),
+          confirm: fate === 'started' || fate === 'finished' || pending.has(dedupKeys.confirm(nonce)),
+          finish: fate === 'finished' || pending.has(dedupKeys.finish(nonce)),
         }).toEqual({ nonce, confirm: true, finish: true });
       }
       const fin = await session.finalize();

@@ -4,7 +4,7 @@
 // as real OS processes exactly as ./start does (apps/proxy/src/main.ts).
 import { randomBytes } from 'node:crypto';
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
-import type { StoredDiff } from '@gonka-gateway/devshard';
+import type { StoredDiff } from '@gonka-gateway/devshard/session';
 import { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
 import { buildProxyApp, type ProxyTuning } from '@gonka-gateway/proxy';
 import {

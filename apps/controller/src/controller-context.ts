@@ -2,7 +2,7 @@
 // session store, one TxSigner per creator key (each owns the monotonic unordered-tx timeout clock,
 // chain-and-network.md §2.2), and the environment private_key_env names are read from.
 import { type ChainClient, connectTxSigner, type PrivateKey, type TxSigner } from '@gonka-gateway/chain';
-import type { Clock } from '@gonka-gateway/devshard';
+import type { Clock } from '@gonka-gateway/devshard/session';
 import { HostDirectory, PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
 import type { Logger, RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';

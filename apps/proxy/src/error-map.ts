@@ -7,7 +7,7 @@ import {
   isHostTransportError,
   isSessionError,
   SessionErrorCode,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import { NotOwnedError } from '@gonka-gateway/escrow-runtime';
 import { type ErrorCode, GatewayError } from '@gonka-gateway/shared';
 

@@ -1,6 +1,6 @@
 // The proxy's Prometheus metrics (issue 11 §8): `devshard_gateway_` prefix, bounded labels (route is
 // the route pattern, model comes from the pool's set, status is the HTTP status; never a key or id).
-import type { SessionEvent } from '@gonka-gateway/devshard';
+import type { SessionEvent } from '@gonka-gateway/devshard/session';
 import type { OwnedEscrowInfo } from '@gonka-gateway/escrow-runtime';
 import { METRIC_PREFIX, type Registry } from '@gonka-gateway/shared';
 import { Counter, Gauge, Histogram } from 'prom-client';

@@ -1,7 +1,7 @@
 // Public surface of @gonka-gateway/chain: keys and signatures, protobuf helpers, escrow messages,
 // transactions (prepare → persist hash → broadcast → outcome), chain/node queries, signed direct
 // requests, and the error table.
-export { systemClockNs } from './clock.js';
+
 export { ADDRESS_PREFIX, addressFromPublicKey, decodeAddress, isAddress } from './crypto/address.js';
 export { type CurveBackend, loadNativeBackend, nobleBackend } from './crypto/curve-backend.js';
 export {
@@ -207,3 +207,4 @@ export {
   type TxSignerOptions,
   UNORDERED_TX_TTL_NS,
 } from './tx/tx-signer.js';
+export { systemClockNs } from './wall-clock.js';

@@ -14,14 +14,14 @@ import {
   createEscrow,
   startTestDevnet,
   TxFactory,
-} from '../src/testing/helpers.js';
+} from '../src/testing/test-devnet.js';
 
 const devnet = await startTestDevnet();
 const producer = devnet.core.blocks;
 const txs = new TxFactory(devnet);
 const creator = account(devnet, 'creator-0');
 devnet.chain.updateParams((p) => {
-  p.devshardEscrow.maxEscrowsPerEpoch = 1_000_000;
+  p.devshardEscrow.maxEscrowsPerEpoch = 1_000_000n;
 });
 // CheckTx reserves only fees, so 220 creates must be affordable at delivery.
 devnet.chain.fund(creator.address, 10_000n * 1_000_000_000n);

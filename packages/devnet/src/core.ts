@@ -5,7 +5,7 @@ import type { BlockProducer } from './chain/block-producer.js';
 import type { ChainState } from './chain/state.js';
 import type { Faults } from './faults.js';
 import type { GovernanceModel } from './genesis.js';
-import type { DevshardHosts } from './host/host-session-store.js';
+import type { DevshardHosts } from './host/session-store.js';
 import type { MockModel } from './model/mock-model.js';
 import type { ConfirmationPocPhase } from './node/epoch-schedule.js';
 

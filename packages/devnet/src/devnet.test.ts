@@ -1,7 +1,7 @@
 import { PrivateKey } from '@gonka-gateway/chain';
 import { describe, expect, it } from 'vitest';
 import { startDevnet } from './devnet.js';
-import { account, createEscrow, type JsonBody, startTestDevnet, TxFactory } from './testing/helpers.js';
+import { account, createEscrow, type JsonBody, startTestDevnet, TxFactory } from './testing/test-devnet.js';
 
 describe('startDevnet', () => {
   it('runs two independent devnets in one process', async () => {

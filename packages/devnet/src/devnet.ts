@@ -18,10 +18,10 @@ import {
   genesisParticipants,
   governanceModels,
 } from './genesis.js';
-import { devnetHostClock } from './host/host-clock.js';
-import { type DevshardHostsControl, DownFaultReconciler, devshardHostsControl } from './host/host-control.js';
-import { devshardHostRoutes } from './host/host-routes.js';
-import { DevshardHosts } from './host/host-session-store.js';
+import { devnetHostClock } from './host/block-clock.js';
+import { type DevshardHostsControl, DownFaultReconciler, devshardHostsControl } from './host/control.js';
+import { devshardHostRoutes } from './host/routes.js';
+import { DevshardHosts } from './host/session-store.js';
 import { createApp, listen } from './http.js';
 import { MockModel } from './model/mock-model.js';
 import {
@@ -89,7 +89,7 @@ export interface Devnet {
   epochs: DevnetEpochs;
   faults: Faults;
   model: MockModel;
-  /** Devshard hosts: clock, per-host faults, signing key, session replicas (host/host-control.ts). */
+  /** Devshard hosts: clock, per-host faults, signing key, session replicas (host/control.ts). */
   devshardHosts: DevshardHostsControl;
   /** Everything the servers share; what participant plugins receive. */
   core: DevnetCore;

@@ -9,7 +9,7 @@ import {
   snapshot,
   startTestDevnet,
   TxFactory,
-} from './testing/helpers.js';
+} from './testing/test-devnet.js';
 
 // Issue item 6: every fault, switched at runtime from the embedding API or the admin route.
 describe('faults', () => {

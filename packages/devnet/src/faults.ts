@@ -1,7 +1,7 @@
 // Runtime fault switches (issue item 6). Each devnet owns one Faults object; tests flip it through
 // the embedding API and the demo through POST /devnet/admin/faults. Every field is plain JSON so the
 // admin route can take it as is.
-import type { HostFault, HostFaultMode, HostFaults } from './host/host-faults.js';
+import type { HostFault, HostFaultMode, HostFaults } from './host/faults.js';
 
 /** Makes matching queries slow and/or fail. */
 export interface QueryFault {
@@ -49,7 +49,7 @@ export interface FaultSettings {
   excludedParticipants?: string[];
   /** Block production paused (same as blocks.pause()). */
   blocksPaused?: boolean;
-  /** Devshard host faults by host address (host/host-faults.ts); the whole map is replaced on set. */
+  /** Devshard host faults by host address (host/faults.ts); the whole map is replaced on set. */
   devshardHosts?: HostFaults;
 }
 

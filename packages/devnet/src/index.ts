@@ -4,14 +4,8 @@
 export type { DevnetChain } from './chain/accessor.js';
 export type { ModuleName } from './chain/bank.js';
 export type { TxEvent, TxResult } from './chain/events.js';
-export type {
-  ApprovedVersion,
-  DevnetParams,
-  DevshardEscrowParams,
-  EpochParams,
-  FeeGroup,
-  FeeParams,
-} from './chain/params.js';
+// The params shapes (EpochParams, FeeGroup, DevshardEscrowParams, …) are @gonka-gateway/chain's.
+export type { DevnetEscrowParams, DevnetParams } from './chain/params.js';
 export type { IndexedTx, ParticipantRecord } from './chain/state.js';
 export type { AccountRecord, EscrowRow } from './chain/stores.js';
 export { devnetChainClient } from './chain-client.js';
@@ -31,11 +25,11 @@ export {
   type QueryFault,
 } from './faults.js';
 export { DEVNET_MODELS, type DevAccount, GNK, MINIMAX_MODEL, QWEN_MODEL } from './genesis.js';
-export type { HostClock } from './host/host-clock.js';
-export type { DevshardHostsControl } from './host/host-control.js';
-export { HOST_FAULT_MODES, type HostFault, type HostFaultMode, type HostFaults } from './host/host-faults.js';
-export type { AppliedDiff, Execution, HostSession } from './host/host-session.js';
-export type { DevshardHostsOptions, SigningKeyChoice } from './host/host-session-store.js';
+export type { HostClock } from './host/block-clock.js';
+export type { DevshardHostsControl } from './host/control.js';
+export { HOST_FAULT_MODES, type HostFault, type HostFaultMode, type HostFaults } from './host/faults.js';
+export type { AppliedDiff, Execution, HostSession } from './host/session.js';
+export type { DevshardHostsOptions, SigningKeyChoice } from './host/session-store.js';
 export { sendCompletion } from './model/chat-reply.js';
 export { type ChatMessage, type ChatRequest, chatRequestSchema, promptText } from './model/chat-request.js';
 export {

@@ -1,7 +1,7 @@
 // Devnet options and their defaults.
-import type { DirectSigningScheme, PrivateKey } from '@gonka-gateway/chain';
-import type { DevnetParams, EpochParams } from './chain/params.js';
-import type { DevshardHostsOptions } from './host/host-session-store.js';
+import type { DirectSigningScheme, EpochParams, PrivateKey } from '@gonka-gateway/chain';
+import type { DevnetParams } from './chain/params.js';
+import type { DevshardHostsOptions } from './host/session-store.js';
 import type { MockModelLatency } from './model/mock-model.js';
 import type { ParticipantPlugin } from './participant/participant-server.js';
 

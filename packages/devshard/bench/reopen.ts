@@ -12,8 +12,6 @@ import { newMsg, txOf } from '../src/proto/tx-builders.js';
 import { InMemorySessionStore } from '../src/session/memory-store.js';
 import { encodeSessionSnapshot, restoreSnapshot } from '../src/session/snapshots.js';
 import type { SessionStore, StoredSession } from '../src/session/store.js';
-import { ESCROW_ID, keyN, setup } from '../src/session/testing/session-setup.js';
-import { wrapStore } from '../src/session/testing/wrap-store.js';
 import { UserSession } from '../src/session/user-session.js';
 import { signDiff } from '../src/signing/diff.js';
 import { signExecutorReceipt } from '../src/signing/executor-receipt.js';
@@ -21,6 +19,8 @@ import { signFinish } from '../src/signing/proposer.js';
 import { composeDiff } from '../src/state/compose.js';
 import { sessionFromEscrow } from '../src/state/init.js';
 import type { SessionState } from '../src/state/types.js';
+import { ESCROW_ID, keyN, setup } from '../src/testing/session-setup.js';
+import { wrapStore } from '../src/testing/wrap-store.js';
 
 const sizes = (process.argv[2] ?? '1000,20000').split(',').map(Number);
 const secondsPerNonce = Number(process.argv[3] ?? 10);

@@ -11,9 +11,9 @@
 // above the baseline taken before setup is the in-memory store (every diff, payload, snapshot).
 //   pnpm --filter @gonka-gateway/devshard bench:session -- 1000 [requests] [--sealing]
 import { readFileSync } from 'node:fs';
-import type { InProcessNetwork } from '../src/session/testing/in-process-hosts.js';
-import { request, setup } from '../src/session/testing/session-setup.js';
 import type { UserSession } from '../src/session/user-session.js';
+import type { InProcessNetwork } from '../src/testing/in-process-hosts.js';
+import { request, setup } from '../src/testing/session-setup.js';
 
 function mainThreadNs(): number {
   try {

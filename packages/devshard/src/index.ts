@@ -1,14 +1,12 @@
-// Public surface of @gonka-gateway/devshard: the pure protocol core (encodings, signature recipes,
-// prompt hash, session state machine, state root, settlement payload; no I/O, no clock), then the
-// host transport, the user-side session and finalize, whose storage, transport and clock are injected.
+// Public face of @gonka-gateway/devshard, the pure protocol core (devshard-protocol.md): encodings,
+// signature recipes, prompt hash, the session state machine and its root, the settlement payload and
+// document. No I/O, no clock. Three more faces, one per audience: './session' for processes that run
+// user sessions (the session, its store contract, the host transport), './host' for a host
+// implementation (request decoding, answer encoding, a host's own signatures), './testing'.
 
-// Errors.
+// Errors (codes, not message text).
 export { DevshardError, DevshardErrorCode, isDevshardError } from './errors.js';
-// Finalize (§8): rounds, signature quorum, the finalize document.
-export { type FinalizeDocument, type FinalizeResult, parseFinalizeDocument } from './finalize/document.js';
-export type { FinalizeOptions } from './finalize/finalize.js';
-export type { SignatureCollectionOptions } from './finalize/signatures.js';
-// Hashing (§6).
+// Hashing (§6): the state-root formula, rest_hash parts, the state-signature preimage.
 export { u32be, u64be, utf8 } from './hash/bytes.js';
 export {
   composeRestHash,
@@ -27,8 +25,8 @@ export {
   SessionPhase,
   settlementStateRoot,
   stateSignatureDigest,
-} from './hash/state-root.js';
-// JSON wire shapes (§4.3) and exact-integer JSON.
+} from './hash/root-formula.js';
+// JSON: exact integers (§4.3) and the wire shapes both sides use.
 export { decodeBase64, encodeBase64 } from './json/base64.js';
 export {
   type JsonValue,
@@ -37,32 +35,19 @@ export {
   stringifyJsonLossless,
 } from './json/lossless.js';
 export {
-  type DevshardEvent,
   type DiffWire,
-  decodeDevshardEvent,
   decodeDiffWire,
-  decodeInferenceRequest,
-  decodeLegacyResponse,
-  decodePayload,
-  decodeSignaturesResponse,
   diffFromWire,
   diffToWire,
   encodeDiffWire,
-  encodeInferenceRequest,
-  encodeMetaEvent,
-  encodePayload,
-  encodeReceiptEvent,
-  encodeSignaturesResponse,
   type InferenceRequestWire,
-  type MetaEvent,
   type PayloadWire,
-  type ReceiptEvent,
 } from './json/wire.js';
 // Prompt hash (§2.5).
 export { canonicalizeJson, compareUtf8, formatGoFloat, quoteGoString } from './prompt/canonical-json.js';
 export { GoJsonSyntaxError } from './prompt/go-json-parse.js';
 export { promptHash } from './prompt/prompt-hash.js';
-// Protobuf messages (§3).
+// Protobuf messages (§3): the codec, the devshard tx, diff content, records, signed contents.
 export {
   createMessage,
   decodeMessage,
@@ -127,60 +112,22 @@ export {
   type SyncVectorEntry,
   TimeoutReason,
 } from './proto/tx-messages.js';
-// User-side session (§7): storage contract, the session, its events and errors.
-export { type Clock, systemClock } from './session/clock.js';
-export type { SessionEvent, TimeoutOutcomeKind } from './session/context.js';
-export { DEFAULT_DIFF_WINDOW } from './session/diff-log.js';
+// Transitional: the session clock's type belongs to './session'; it stays here until
+// apps/controller/src/app.ts imports it from there (that file is edited only at merge).
+export type { Clock } from './session/session-clock.js';
+// Settlement (§8.2–§8.3): payload, slot quorum, the finalize document.
 export {
-  dominantHosts,
-  dominantSlotCount,
-  type HostRisk,
-  isDominant,
-} from './session/dominant-hosts.js';
-export { isSessionError, SessionError, SessionErrorCode } from './session/errors.js';
-export {
-  CompletionPendingError,
-  type FinalizeGateOptions,
-  openInferences,
-} from './session/finalize-gate.js';
-export type { FlushResult } from './session/flush.js';
-export type { RejectReason } from './session/host-tx-check.js';
-export type { InferenceHandlers, InferenceInput, InferenceResult } from './session/inference.js';
-export { type InferenceCost, inferenceCostOf } from './session/inference-cost.js';
-export { InMemorySessionStore } from './session/memory-store.js';
-export { pendingKey } from './session/pending-queue.js';
-export {
-  billedResponseHash,
-  ServedBytes,
-  type ServedCounts,
-  type ServedVerdict,
-  servedVerdict,
-} from './session/served-bytes.js';
-export { runtimeVersionFor, sessionRecordFromChain } from './session/session-record.js';
-export { DEFAULT_SNAPSHOT_EVERY } from './session/snapshots.js';
-export {
-  isSessionStoreError,
-  type SessionRecord,
-  type SessionStore,
-  SessionStoreError,
-  SessionStoreErrorCode,
-  type StoredDiff,
-  type StoredPendingTx,
-  type StoredSession,
-} from './session/store.js';
-export {
-  type ContractTestApi,
-  type SessionStoreContractOptions,
-  sessionStoreContract,
-} from './session/store-contract.js';
-export type { TimeoutKind, TimeoutOutcome } from './session/timeouts.js';
-export { UserSession, type UserSessionOptions } from './session/user-session.js';
-// Settlement (§8).
-export { settlementDocument, settlementDocumentJson, settlementMessage } from './settlement/document.js';
+  type FinalizeDocument,
+  type FinalizeResult,
+  parseFinalizeDocument,
+  settlementDocument,
+  settlementDocumentJson,
+  settlementMessage,
+} from './settlement/document.js';
 export { buildSettlementPayload, type SettlementPayload } from './settlement/payload.js';
-export { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './settlement/signatures.js';
-// Signature recipes (§2.4, §11).
-// No signDiff here: a diff is signed only by the session's write-ahead path (architecture §2.3).
+export { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './settlement/quorum.js';
+// Signature recipes (§2.4, §11): preimages and signer recovery; a host's own signers are in
+// ./host. No signDiff: a diff is signed only by the session's write-ahead path (architecture §2.3).
 export { diffSigningBytes, recoverDiffSigner, type SignedDiff, type UnsignedDiff } from './signing/diff.js';
 export {
   DOMAIN_ERROR_MISS_VOTE,
@@ -190,12 +137,8 @@ export {
   DOMAIN_VALIDATION_VOTE,
   type PreimageStyle,
 } from './signing/domains.js';
-export {
-  executorReceiptBytes,
-  recoverExecutorReceiptSigner,
-  signExecutorReceipt,
-} from './signing/executor-receipt.js';
-export { heightAckBytes, recoverHeightAckSigner, signHeightAck } from './signing/height-ack.js';
+export { executorReceiptBytes, recoverExecutorReceiptSigner } from './signing/executor-receipt.js';
+export { heightAckBytes, recoverHeightAckSigner } from './signing/height-ack.js';
 export {
   defaultRecover,
   memoizeRecover,
@@ -208,26 +151,23 @@ export {
   recoverFinishProposer,
   recoverValidationProposer,
   recoverValidationVoteProposer,
-  signFinish,
-  signValidation,
-  signValidationVote,
   validationProposerBytes,
   validationVoteProposerBytes,
 } from './signing/proposer.js';
 export { recoverRequestSigner, requestSignaturePreimage, signRequest } from './signing/request.js';
-export { recoverStateSigner, signStateRoot } from './signing/state-signature.js';
+export { recoverStateSigner } from './signing/state-signature.js';
 export {
   errorMissVoteBytes,
   recoverErrorMissVoter,
   recoverTimeoutVoter,
-  signErrorMissVote,
-  signTimeoutVote,
   timeoutVoteBytes,
 } from './signing/votes.js';
-// Session state machine (§5) and root (§6).
+// Session state machine (§5) and state root (§6).
+export { type ApplyContext, type WarmKeyLookup, warmKeyLookupFromBindings } from './state/apply-context.js';
 export { applyDiff } from './state/apply-diff.js';
 export {
   dedupKey,
+  dedupKeys,
   isAcceptedMempoolTx,
   MEMPOOL_KINDS,
   orderCandidates,
@@ -245,11 +185,6 @@ export {
   type SessionChainParams,
   voteThresholdFor,
 } from './state/config.js';
-export {
-  type ApplyContext,
-  type WarmKeyLookup,
-  warmKeyLookupFromBindings,
-} from './state/context.js';
 export { checkNonceLimit } from './state/diff-checks.js';
 export type { ApplyResult, DiffEffects, WarmKeyBinding } from './state/effects.js';
 export { escrowRowFromChain } from './state/escrow-row.js';
@@ -279,45 +214,3 @@ export {
   type VoteSigStyle,
   type WorkingState,
 } from './state/types.js';
-export { chatEvents, classifyLine } from './transport/chat-events.js';
-// Host transport (§4): the interface the session talks to, its HTTP implementation, wire codecs.
-export {
-  HostErrorCode,
-  type HostErrorDetails,
-  HostTransportError,
-  hostErrorCodeForStatus,
-  isHostTransportError,
-} from './transport/errors.js';
-export { ForwardingTransport } from './transport/forwarding-transport.js';
-export {
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_LINE_BYTES,
-  DEFAULT_TRANSPORT_TIMEOUTS,
-  devshardBaseUrl,
-  HttpHostTransport,
-  type HttpHostTransportOptions,
-  type TransportTimeouts,
-} from './transport/http-transport.js';
-export {
-  decodeDiffRecords,
-  decodeMempoolResponse,
-  decodeVerifyTimeoutRequest,
-  decodeVerifyTimeoutResponse,
-  encodeDiffRecords,
-  encodeMempoolResponse,
-  encodeVerifyTimeoutRequest,
-  encodeVerifyTimeoutResponse,
-} from './transport/route-wire.js';
-export { readLines } from './transport/sse-lines.js';
-export type {
-  CallOptions,
-  ChatEvent,
-  ChatOptions,
-  ChatPurpose,
-  ChatStream,
-  DiffRecord,
-  HostTarget,
-  HostTransport,
-  VerifyTimeoutRequest,
-  VerifyTimeoutResponse,
-} from './transport/types.js';

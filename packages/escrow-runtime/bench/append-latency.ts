@@ -6,7 +6,8 @@
 // Environment: BENCH_SECONDS (default 5), BENCH_STORE_WRITERS (64), BENCH_STORE_POOL (20 connections).
 // A single writer runs first, as the baseline the 64 are compared with.
 import { cpus, loadavg } from 'node:os';
-import { newMsg, type SessionRecord, type StoredDiff, txOf } from '@gonka-gateway/devshard';
+import { newMsg, txOf } from '@gonka-gateway/devshard';
+import type { SessionRecord, StoredDiff } from '@gonka-gateway/devshard/session';
 import { createTestDatabase } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
 import { toBuffer, txsBlob } from '../src/store/diff-rows.js';

@@ -4,7 +4,7 @@
 // private redis-server stopped and restarted on the same port, sessions on the in-memory store (no
 // requests are served here).
 import { PrivateKey } from '@gonka-gateway/chain';
-import { InMemorySessionStore } from '@gonka-gateway/devshard';
+import { InMemorySessionStore } from '@gonka-gateway/devshard/session';
 import { closeRedis, openRedis, type RedisKeys, redisKeys } from '@gonka-gateway/shared';
 import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';
 import type { Redis } from 'ioredis';

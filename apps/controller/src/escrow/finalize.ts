@@ -9,13 +9,8 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { queryInferenceParams } from '@gonka-gateway/chain';
-import {
-  type FinalizeResult,
-  HttpHostTransport,
-  isSessionError,
-  systemClock,
-  UserSession,
-} from '@gonka-gateway/devshard';
+import type { FinalizeResult } from '@gonka-gateway/devshard';
+import { HttpHostTransport, isSessionError, systemClock, UserSession } from '@gonka-gateway/devshard/session';
 import { EscrowLease } from '@gonka-gateway/escrow-runtime';
 import { GatewayError } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';

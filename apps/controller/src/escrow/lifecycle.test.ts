@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createChainClient, findEscrowSettledEvents, lookupTx, queryEscrow } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
-import { HttpHostTransport, UserSession } from '@gonka-gateway/devshard';
+import { HttpHostTransport, UserSession } from '@gonka-gateway/devshard/session';
 import { creatorKeyFromEnv, EscrowLease, OwnershipRuntime } from '@gonka-gateway/escrow-runtime';
 import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';

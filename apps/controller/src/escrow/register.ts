@@ -8,7 +8,7 @@ import {
   runtimeVersionFor,
   SessionStoreErrorCode,
   sessionRecordFromChain,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import { GatewayError } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 

@@ -6,7 +6,7 @@
 // the chunks: handlers.signal lets the session finish its money work (receipt, Finish) on its own.
 import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
-import type { InferenceResult } from '@gonka-gateway/devshard';
+import type { InferenceResult } from '@gonka-gateway/devshard/session';
 import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
 import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';

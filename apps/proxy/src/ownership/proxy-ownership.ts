@@ -2,7 +2,7 @@
 // of active escrows, owns their sessions on the Postgres store, registers the replica's internal URL
 // (GATEWAY_PROXY_INTERNAL_URL, GATEWAY_REPLICA_ID) so other replicas can forward to it.
 import { createChainClient } from '@gonka-gateway/chain';
-import type { HostTarget, SessionEvent } from '@gonka-gateway/devshard';
+import type { HostTarget, SessionEvent } from '@gonka-gateway/devshard/session';
 import {
   creatorKeyFromEnv,
   HostDirectory,

@@ -6,7 +6,7 @@
 // Finish (or the timeout). The update is conditional on cost_final = false, so any replica, any
 // number of times, gives the same row. A row whose record was sealed out of the live state before
 // this ran, or whose escrow is no longer open anywhere, keeps its reservation and cost_final=false.
-import type { InferenceCost } from '@gonka-gateway/devshard';
+import type { InferenceCost } from '@gonka-gateway/devshard/session';
 import type postgres from 'postgres';
 
 export interface CostSource {

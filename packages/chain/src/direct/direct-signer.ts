@@ -2,10 +2,11 @@
 // (chain-and-network.md §4.5): `ts = max(nowNs, last + 1)`, so two requests never share a timestamp
 // and a deterministic signature is never replayed. Use ONE DirectRequestSigner per key per process;
 // processes sharing a key need separate sub-ranges.
-import { systemClockNs } from '../clock.js';
+
 import { isAddress } from '../crypto/address.js';
 import type { PrivateKey } from '../crypto/private-key.js';
 import { ChainError } from '../errors.js';
+import { systemClockNs } from '../wall-clock.js';
 import { buildDirectHeaders, type DirectRequestHeaders } from './headers.js';
 import { DIRECT_SIGNING_SCHEMES, type DirectSigningScheme } from './message.js';
 

@@ -6,13 +6,13 @@
 // anything leaves the process (§2.4): `prepare*()` returns a signed PreparedTx, then
 // `broadcastAndWait(client, prepared)` sends it.
 import type { EncodeObject, Registry } from '@cosmjs/proto-signing';
-import { systemClockNs } from '../clock.js';
 import type { PrivateKey } from '../crypto/private-key.js';
 import { ChainError } from '../errors.js';
 import type { ChainClient } from '../http/chain-client.js';
 import { queryAccount } from '../query/auth-account.js';
 import { queryChainId } from '../query/node-info.js';
 import type { FeeParams } from '../query/params.js';
+import { systemClockNs } from '../wall-clock.js';
 import { buildUnorderedTx, type SignedTx, type TxFee } from './build-tx.js';
 import type { MsgSettleDevshardEscrow } from './escrow-messages.js';
 import { computeTxFee, DEFAULT_GAS_PRICE_FLOOR, DEFAULT_TX_GAS_LIMIT } from './fees.js';

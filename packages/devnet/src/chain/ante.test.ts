@@ -20,7 +20,7 @@ import {
   startTestDevnet,
   TxFactory,
   withSignature,
-} from '../testing/helpers.js';
+} from '../testing/test-devnet.js';
 
 // chain-and-network.md §2.2–2.4: each ante rule, accepted and rejected; a rejection changes nothing.
 describe('ante handler', () => {

@@ -9,7 +9,7 @@ import {
   snapshot,
   startTestDevnet,
   TxFactory,
-} from '../testing/helpers.js';
+} from '../testing/test-devnet.js';
 import { moduleAddress } from './bank.js';
 
 // chain-and-network.md §5: a first signed tx (publish-pubkey is a 1 ngonka self-send) records the key.

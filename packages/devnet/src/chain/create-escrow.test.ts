@@ -11,7 +11,7 @@ import {
   snapshot,
   startTestDevnet,
   TxFactory,
-} from '../testing/helpers.js';
+} from '../testing/test-devnet.js';
 import { moduleAddress } from './bank.js';
 
 // chain-and-network.md §2.6 "Create": each keeper rule, accepted and rejected; a rejection changes nothing.
@@ -66,12 +66,12 @@ describe('MsgCreateDevshardEscrow', () => {
       tokenPrice: p.tokenPrice,
       createDevshardFee: p.createDevshardFee,
       feePerNonce: p.feePerNonce,
-      maxNonce: p.maxNonce,
+      maxNonce: Number(p.maxNonce),
       refusalTimeout: p.refusalTimeout,
       executionTimeout: p.executionTimeout,
       validationRate: p.validationRate,
       voteThresholdFactor: p.voteThresholdFactor,
-      inferenceSealGraceNonces: p.defaultInferenceSealGraceNonces,
+      inferenceSealGraceNonces: Number(p.sealGraceNonces),
     });
     expect(row.appHash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.slots).toHaveLength(16);
@@ -169,7 +169,7 @@ describe('MsgCreateDevshardEscrow', () => {
   it('rejects creation once the epoch holds max_escrows_per_epoch escrows', async () => {
     const created = Number(devnet.chain.lastEscrowId());
     devnet.chain.updateParams((p) => {
-      p.devshardEscrow.maxEscrowsPerEpoch = created;
+      p.devshardEscrow.maxEscrowsPerEpoch = BigInt(created);
     });
     await expectRejected(
       txs.createEscrow(account(devnet, 'creator-0').key).txBytes,
@@ -177,7 +177,7 @@ describe('MsgCreateDevshardEscrow', () => {
       new RegExp(`already has ${created} escrows \\(max ${created}\\)`),
     );
     devnet.chain.updateParams((p) => {
-      p.devshardEscrow.maxEscrowsPerEpoch = 100;
+      p.devshardEscrow.maxEscrowsPerEpoch = 100n;
     });
   });
 

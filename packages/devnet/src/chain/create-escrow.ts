@@ -21,7 +21,7 @@ export function executeCreateEscrow(state: StateTx, msg: MsgCreateDevshardEscrow
     );
   }
   const epochCount = state.escrowsPerEpoch.get(env.epochIndex) ?? 0;
-  if (epochCount >= ep.maxEscrowsPerEpoch || env.chain.faults.settings.epochCapReached) {
+  if (BigInt(epochCount) >= ep.maxEscrowsPerEpoch || env.chain.faults.settings.epochCapReached) {
     throw InferenceErrors.epochEscrowLimit(
       `epoch ${env.epochIndex} already has ${env.chain.faults.settings.epochCapReached ? ep.maxEscrowsPerEpoch : epochCount} escrows (max ${ep.maxEscrowsPerEpoch})`,
     );
@@ -65,10 +65,10 @@ export function executeCreateEscrow(state: StateTx, msg: MsgCreateDevshardEscrow
     feePerNonce: ep.feePerNonce,
     validationRate: ep.validationRate,
     voteThresholdFactor: ep.voteThresholdFactor,
-    inferenceSealGraceNonces: ep.defaultInferenceSealGraceNonces,
-    inferenceSealGraceSeconds: ep.defaultInferenceSealGraceSeconds,
-    autoSealEveryNNonces: ep.defaultAutoSealEveryNNonces,
-    maxNonce: ep.maxNonce,
+    inferenceSealGraceNonces: Number(ep.sealGraceNonces),
+    inferenceSealGraceSeconds: Number(ep.sealGraceSeconds),
+    autoSealEveryNNonces: Number(ep.autoSealEveryNNonces),
+    maxNonce: Number(ep.maxNonce),
     refusalTimeout: ep.refusalTimeout,
     executionTimeout: ep.executionTimeout,
   };

@@ -7,10 +7,10 @@
 // SDK's TxSizeCostPerByte and SigVerifyCostSecp256k1), plus a per-message cost. It is deliberately
 // lower than a real chain's, so a gas limit that works on mainnet (200k–500k) works here, while a
 // silly limit still runs out of gas.
-import { MSG_CREATE_DEVSHARD_ESCROW, MSG_SETTLE_DEVSHARD_ESCROW } from '@gonka-gateway/chain';
+import { type FeeParams, MSG_CREATE_DEVSHARD_ESCROW, MSG_SETTLE_DEVSHARD_ESCROW } from '@gonka-gateway/chain';
 import type { DecodedMsg, DecodedTx } from './decode-tx.js';
 import type { ExecEnv } from './exec-env.js';
-import { type FeeParams, MSG_SEND } from './params.js';
+import { MSG_SEND } from './params.js';
 
 export const GAS_PER_TX_BYTE = 10n;
 export const GAS_PER_SIGNATURE = 1_000n;
@@ -36,7 +36,7 @@ export function messageGas(msg: DecodedMsg): bigint {
 function priceForMessage(typeUrl: string, fee: FeeParams): bigint {
   const enabled = fee.groups.filter((g) => fee.enabledFeeGroups.includes(g.name));
   if (enabled.length === 0) return fee.minGasPriceNgonka;
-  const own = enabled.find((g) => g.msgTypeUrls.includes(typeUrl));
+  const own = enabled.find((g) => g.typeUrls.includes(typeUrl));
   // bigint has no Math.max: pick the highest price by sorting.
   const byPrice = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
   const highest = enabled

@@ -1,69 +1,34 @@
-// The inference module's parameters as the devnet holds them (chain-and-network.md §3.1). Amounts
-// and 64-bit integers are bigint; uint32 fields are numbers, as in the proto. Defaults follow the
+// The inference module's parameters as the devnet holds them (chain-and-network.md §3.1), in the
+// shapes @gonka-gateway/chain parses them into (declared once there): amounts and counters are
+// bigint, uint32 rates are numbers; chain/json-views.ts prints them as the proto JSON does. Defaults follow the
 // params code and the v0.2.13 mainnet values, except where a devnet needs otherwise (noted).
-import { MSG_CREATE_DEVSHARD_ESCROW, MSG_SETTLE_DEVSHARD_ESCROW } from '@gonka-gateway/chain';
+import {
+  type DevshardEscrowParams,
+  type EpochParams,
+  type FeeParams,
+  MSG_CREATE_DEVSHARD_ESCROW,
+  MSG_SETTLE_DEVSHARD_ESCROW,
+  type ValidationParams,
+} from '@gonka-gateway/chain';
 
 export const MSG_SEND = '/cosmos.bank.v1beta1.MsgSend';
 export const MSG_START_INFERENCE = '/inference.inference.MsgStartInference';
 
-export interface ApprovedVersion {
-  name: string;
-  binary: string;
-  sha256: string;
-}
-
-export interface DevshardEscrowParams {
-  minAmount: bigint;
-  maxAmount: bigint;
-  maxEscrowsPerEpoch: number;
-  groupSize: number;
-  allowedCreatorAddresses: string[];
-  tokenPrice: bigint;
-  maxNonce: number;
-  devshardRequestsEnabled: boolean;
-  defaultInferenceSealGraceNonces: number;
-  defaultInferenceSealGraceSeconds: number;
-  defaultAutoSealEveryNNonces: number;
-  /** v0.2.13 writes these two beside the names above (§3.1 "Seal-grace names differ"). */
-  defaultSealGraceNonces: number;
-  defaultInferenceClearGraceSeconds: number;
-  createDevshardFee: bigint;
-  feePerNonce: bigint;
-  refusalTimeout: bigint;
-  executionTimeout: bigint;
-  validationRate: number;
-  voteThresholdFactor: number;
-  approvedVersions: ApprovedVersion[];
-  applyDerivedPassCount: boolean;
-}
-
-export interface EpochParams {
-  epochLength: bigint;
-  epochShift: bigint;
-  pocStageDuration: bigint;
-  pocValidationDelay: bigint;
-  pocValidationDuration: bigint;
-  setNewValidatorsDelay: bigint;
-}
-
-export interface FeeGroup {
-  name: string;
-  /** ngonka per gas unit. */
-  minGasPrice: bigint;
-  msgTypeUrls: string[];
-}
-
-export interface FeeParams {
-  minGasPriceNgonka: bigint;
-  enabledFeeGroups: string[];
-  groups: FeeGroup[];
+/**
+ * The devshard escrow params as the devnet stores them: the shape the gateway parses
+ * (@gonka-gateway/chain, one definition) plus the field only the devnet writes. The seal-grace
+ * nonces go out under both names v0.2.13 writes (§3.1 "Seal-grace names differ").
+ */
+export interface DevnetEscrowParams extends DevshardEscrowParams {
+  /** `default_inference_clear_grace_seconds`, written beside the seal-grace fields by v0.2.13. */
+  inferenceClearGraceSeconds: bigint;
 }
 
 export interface DevnetParams {
-  devshardEscrow: DevshardEscrowParams;
+  devshardEscrow: DevnetEscrowParams;
   epoch: EpochParams;
   /** Seconds (int64), §4.5. */
-  validation: { timestampExpiration: bigint; timestampAdvance: bigint };
+  validation: ValidationParams;
   fee: FeeParams;
   transferAgentAccess: { allowedTransferAddresses: string[] };
   developerAccess: { untilBlockHeight: bigint; allowedDeveloperAddresses: string[] };
@@ -87,17 +52,16 @@ export function defaultParams(allowedCreators: string[]): DevnetParams {
     devshardEscrow: {
       minAmount: 5_000_000_000n,
       maxAmount: 10_000_000_000n,
-      maxEscrowsPerEpoch: 100,
+      maxEscrowsPerEpoch: 100n,
       groupSize: 16,
       allowedCreatorAddresses: allowedCreators,
       tokenPrice: 1n,
-      maxNonce: 1_000_000,
+      maxNonce: 1_000_000n,
       devshardRequestsEnabled: true,
-      defaultInferenceSealGraceNonces: 160,
-      defaultInferenceSealGraceSeconds: 3600,
-      defaultAutoSealEveryNNonces: 150,
-      defaultSealGraceNonces: 160,
-      defaultInferenceClearGraceSeconds: 3600,
+      sealGraceNonces: 160n,
+      sealGraceSeconds: 3600n,
+      autoSealEveryNNonces: 150n,
+      inferenceClearGraceSeconds: 3600n,
       createDevshardFee: 10_000n,
       feePerNonce: 1_000n,
       refusalTimeout: 60n,
@@ -119,11 +83,11 @@ export function defaultParams(allowedCreators: string[]): DevnetParams {
       minGasPriceNgonka: 0n,
       enabledFeeGroups: ['cosmos', 'epoch'],
       groups: [
-        { name: 'cosmos', minGasPrice: 10n, msgTypeUrls: [MSG_SEND] },
+        { name: 'cosmos', minGasPrice: 10n, typeUrls: [MSG_SEND] },
         {
           name: 'epoch',
           minGasPrice: 1n,
-          msgTypeUrls: [
+          typeUrls: [
             '/inference.inference.MsgSubmitHardwareDiff',
             '/inference.inference.MsgPoCV2StoreCommit',
           ],

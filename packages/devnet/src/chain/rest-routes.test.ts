@@ -2,7 +2,7 @@ import { MSG_SETTLE_DEVSHARD_ESCROW, PrivateKey } from '@gonka-gateway/chain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
 import { QWEN_MODEL } from '../genesis.js';
-import { account, broadcast, type JsonBody, startTestDevnet, TxFactory } from '../testing/helpers.js';
+import { account, broadcast, type JsonBody, startTestDevnet, TxFactory } from '../testing/test-devnet.js';
 import { moduleAddress } from './bank.js';
 
 // chain-and-network.md §3.1, §3.4: paths, shapes, 64-bit integers as strings.

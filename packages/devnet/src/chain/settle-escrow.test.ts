@@ -12,7 +12,7 @@ import {
   snapshot,
   startTestDevnet,
   TxFactory,
-} from '../testing/helpers.js';
+} from '../testing/test-devnet.js';
 import { moduleAddress } from './bank.js';
 import type { EscrowRow } from './stores.js';
 

@@ -1,10 +1,11 @@
 // The settlement proof check (chain-and-network.md §2.6 "Settle" rules 1–8, devshard-protocol.md
 // §8.4), in the keeper's order: settled, settler = creator, version, nonce, state root, signatures,
 // quorum, per-slot bounds, Σcost + fees ≤ amount.
+
+import type { DevshardEscrowParams } from '@gonka-gateway/chain';
 import { type MsgSettleDevshardEscrow, recoverAddress } from '@gonka-gateway/chain';
 import { settlementStateRoot, stateSignatureDigest } from '@gonka-gateway/devshard';
 import { InferenceErrors } from './errors.js';
-import type { DevshardEscrowParams } from './params.js';
 import type { EscrowRow } from './stores.js';
 
 const MAX_VERSION_LENGTH = 128;

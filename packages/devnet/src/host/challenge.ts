@@ -7,14 +7,14 @@
 import { InferenceStatus, signRequest } from '@gonka-gateway/devshard';
 import type { MockModel } from '../model/mock-model.js';
 import { decideReceipt, execute } from './executor.js';
-import type { HostSession } from './host-session.js';
-import type { HostStore } from './host-session-store.js';
+import type { HostSession } from './session.js';
+import type { HostStore } from './session-store.js';
 import {
   type ChallengeAnswer,
   type ChallengeBody,
   decodeChallengeAnswer,
   encodeChallengeBody,
-} from './host-wire.js';
+} from './wire.js';
 
 export interface ChallengeDeps {
   readonly store: HostStore;

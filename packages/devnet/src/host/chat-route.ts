@@ -5,17 +5,10 @@
 //   [executor: model frames — chat.completion.chunk lines (stream) or one chat.completion line]
 //   data: {"devshard_meta": {"mempool": [...]}}      (always after a payload; otherwise only if non-empty)
 //   data: [DONE]                                     (only when a payload was sent)
-import {
-  decodeInferenceRequest,
-  diffFromWire,
-  encodeMetaEvent,
-  encodeReceiptEvent,
-  type InferenceRequestWire,
-  parseJsonLossless,
-} from '@gonka-gateway/devshard';
+import { diffFromWire, type InferenceRequestWire, parseJsonLossless } from '@gonka-gateway/devshard';
+import { decodeInferenceRequest, encodeMetaEvent, encodeReceiptEvent } from '@gonka-gateway/devshard/host';
 import type { FastifyInstance } from 'fastify';
 import { decideReceipt, type ExecutionSink, execute, type ReceiptGrant } from './executor.js';
-import type { HostSession } from './host-session.js';
 import {
   authenticate,
   type RouteEnv,
@@ -24,6 +17,7 @@ import {
   type SessionParams,
   sendError,
 } from './route-context.js';
+import type { HostSession } from './session.js';
 import { SseWriter } from './sse-writer.js';
 import { proposeValidations, type ValidatorFault } from './validator.js';
 

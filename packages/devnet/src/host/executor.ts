@@ -18,8 +18,8 @@ import {
 } from '@gonka-gateway/devshard';
 import type { ChatMessage, ChatRequest } from '../model/chat-request.js';
 import { completionBody, type MockModel, streamFrames } from '../model/mock-model.js';
-import type { HostSession } from './host-session.js';
-import type { HostStore } from './host-session-store.js';
+import type { HostSession } from './session.js';
+import type { HostStore } from './session-store.js';
 import type { SseWriter } from './sse-writer.js';
 import { publishExecution, tamperFrames } from './validator.js';
 

@@ -1,6 +1,5 @@
 import {
   buildSettlementPayload,
-  decodeSignaturesResponse,
   hasSettlementQuorum,
   InferenceStatus,
   isHostStateSignature,
@@ -9,10 +8,11 @@ import {
   slotSignatures,
   txOf,
 } from '@gonka-gateway/devshard';
+import { decodeSignaturesResponse } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
-import { account, deliver, startTestDevnet, TxFactory } from '../testing/helpers.js';
-import { receiptOf, TestUser } from './host-test-support.js';
+import { account, deliver, startTestDevnet, TxFactory } from '../testing/test-devnet.js';
+import { receiptOf, TestUser } from '../testing/test-user.js';
 
 // Issue item 6: what hosts sign is what settles — a session finalized through the hosts (§8.1),
 // their signatures collected (§8.2) and the settlement accepted by the devnet chain (§8.4).

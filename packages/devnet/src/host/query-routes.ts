@@ -2,12 +2,12 @@
 //   GET signatures?nonce=N → {"signatures": {"<slot>": b64}} — this host's slots, when it reached N
 //   GET diffs?from=&to=    → [{nonce, txs, user_sig, post_state_root?, state_hash}] (≤ 1000 diffs)
 //   GET mempool            → {"txs": [b64 DevshardTx]}
-import { encodeSignaturesResponse } from '@gonka-gateway/devshard';
+import { encodeSignaturesResponse } from '@gonka-gateway/devshard/host';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseCanonicalUint } from '../encoding.js';
-import type { HostSession } from './host-session.js';
-import { encodeDiffRecords, encodeMempool } from './host-wire.js';
 import { type RouteEnv, resolveEscrow, type SessionParams, sendError, sendJson } from './route-context.js';
+import type { HostSession } from './session.js';
+import { encodeDiffRecords, encodeMempool } from './wire.js';
 
 /** The reference host's page limit for GET diffs. */
 export const MAX_DIFFS_PER_PAGE = 1000n;

@@ -7,9 +7,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { EscrowRow } from '../chain/stores.js';
 import type { DevnetCore, HostIdentity } from '../core.js';
 import { parseCanonicalUint } from '../encoding.js';
-import { STATUS_FAULT_MODES } from './host-faults.js';
-import type { HostStore } from './host-session-store.js';
+import { STATUS_FAULT_MODES } from './faults.js';
 import { authenticateRequest } from './request-auth.js';
+import type { HostStore } from './session-store.js';
 
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 

@@ -7,7 +7,7 @@
 // here as the reference executor keeps its payloads for validators. The txs wait in the host's
 // mempool and reach the gateway with the next meta event, GET mempool or verify-timeout answer.
 //
-// Faults (host-faults.ts): `bad-output` on an executor serves altered text (honest validators find
+// Faults (faults.ts): `bad-output` on an executor serves altered text (honest validators find
 // it invalid and vote it Invalidated); `false-invalid` on a validator makes every verdict of it
 // invalid (a false accusation the other hosts vote down); `no-validations` makes a host skip both.
 import { sha256 } from '@gonka-gateway/chain';
@@ -22,8 +22,8 @@ import {
 } from '@gonka-gateway/devshard';
 import type { ChatRequest } from '../model/chat-request.js';
 import type { MockModel } from '../model/mock-model.js';
-import type { HostSession } from './host-session.js';
-import type { HostStore } from './host-session-store.js';
+import type { HostSession } from './session.js';
+import type { HostStore } from './session-store.js';
 
 /** What an executor served for one inference: the request it ran and the exact bytes. */
 interface Published {

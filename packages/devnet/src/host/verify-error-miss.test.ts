@@ -11,8 +11,8 @@ import {
 } from '@gonka-gateway/devshard';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
-import { type JsonBody, startTestDevnet } from '../testing/helpers.js';
-import { TestUser } from './host-test-support.js';
+import { type JsonBody, startTestDevnet } from '../testing/test-devnet.js';
+import { TestUser } from '../testing/test-user.js';
 
 // The error-miss path (§4.3 VerifyErrorMissRequest, §5.4 ErrorMiss): an executor with the `error-body`
 // fault serves an OpenAI error yet bills its tokens; the other hosts vote for the miss once shown the

@@ -18,9 +18,9 @@ import {
   signPreimage,
   stringifyJsonLossless,
 } from '@gonka-gateway/devshard';
-import type { HostSession } from './host-session.js';
-import type { HostStore } from './host-session-store.js';
-import type { VerifyTimeoutAnswer } from './host-wire.js';
+import type { HostSession } from './session.js';
+import type { HostStore } from './session-store.js';
+import type { VerifyTimeoutAnswer } from './wire.js';
 
 export interface VerifyErrorMissBody {
   readonly inferenceId: bigint;

@@ -8,13 +8,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EscrowRow } from '../chain/stores.js';
 import { answerChallenge, type ChallengeDeps, challengeExecutor } from './challenge.js';
-import type { HostSession } from './host-session.js';
-import {
-  decodeChallengeBody,
-  decodeVerifyTimeoutBody,
-  encodeChallengeAnswer,
-  encodeVerifyTimeoutAnswer,
-} from './host-wire.js';
 import {
   authenticate,
   isGroupMember,
@@ -25,8 +18,15 @@ import {
   sendError,
   sendJson,
 } from './route-context.js';
+import type { HostSession } from './session.js';
 import { decodeVerifyErrorMissBody, verifyErrorMiss } from './verify-error-miss.js';
 import { verifyTimeout } from './verify-timeout.js';
+import {
+  decodeChallengeBody,
+  decodeVerifyTimeoutBody,
+  encodeChallengeAnswer,
+  encodeVerifyTimeoutAnswer,
+} from './wire.js';
 
 type Req = FastifyRequest<{ Params: SessionParams }>;
 

@@ -3,7 +3,6 @@ import {
   decodeTx,
   diffToWire,
   encodeDiffWire,
-  encodePayload,
   InferenceStatus,
   newMsg,
   type PayloadWire,
@@ -13,10 +12,11 @@ import {
   TimeoutReason,
   txOf,
 } from '@gonka-gateway/devshard';
+import { encodePayload } from '@gonka-gateway/devshard/session';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
-import { account, type JsonBody, startTestDevnet } from '../testing/helpers.js';
-import { chatBody, receiptOf, signTestDiff, TestUser } from './host-test-support.js';
+import { account, type JsonBody, startTestDevnet } from '../testing/test-devnet.js';
+import { chatBody, receiptOf, signTestDiff, TestUser } from '../testing/test-user.js';
 
 interface Vote {
   address: string;

@@ -17,9 +17,9 @@ import {
 } from '@gonka-gateway/devshard';
 import type { ChallengeOutcome } from './challenge.js';
 import { payloadMismatch } from './executor.js';
-import type { HostSession } from './host-session.js';
-import type { HostStore } from './host-session-store.js';
-import type { ChallengeAnswer, ChallengeBody, VerifyTimeoutAnswer, VerifyTimeoutBody } from './host-wire.js';
+import type { HostSession } from './session.js';
+import type { HostStore } from './session-store.js';
+import type { ChallengeAnswer, ChallengeBody, VerifyTimeoutAnswer, VerifyTimeoutBody } from './wire.js';
 
 export interface VerifyDeps {
   readonly store: HostStore;

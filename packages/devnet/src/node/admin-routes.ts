@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DevnetCore } from '../core.js';
 import type { FaultSettings } from '../faults.js';
-import { hostFaultsSchema } from '../host/host-faults.js';
+import { hostFaultsSchema } from '../host/faults.js';
 import { CONFIRMATION_POC_PHASES, type ConfirmationPocPhase } from './epoch-schedule.js';
 
 const queryFault = {

@@ -2,7 +2,7 @@ import { type DirectSigningScheme, directRequestMessage, PrivateKey, sha256 } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
 import { QWEN_MODEL } from '../genesis.js';
-import { account, startTestDevnet } from '../testing/helpers.js';
+import { account, startTestDevnet } from '../testing/test-devnet.js';
 
 const SECOND_NS = 1_000_000_000n;
 

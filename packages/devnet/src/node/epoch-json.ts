@@ -1,7 +1,7 @@
 // Node API views of epochs and participants (chain-and-network.md §3.3). The node API is Go JSON:
 // heights and weights are numbers here.
 
-import type { EpochParams } from '../chain/params.js';
+import type { EpochParams } from '@gonka-gateway/chain';
 import type { DevnetCore } from '../core.js';
 import { toBase64 } from '../encoding.js';
 import { latestEpochAt, phaseAt, stagesOf } from './epoch-schedule.js';

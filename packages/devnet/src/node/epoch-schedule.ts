@@ -7,11 +7,11 @@
 // The latest epoch is the last one whose PoC has started; the effective epoch (escrow epoch_index,
 // the settle window) switches only at set_new_validators, as on the chain.
 
+import type { EpochParams } from '@gonka-gateway/chain';
 import {
   type ConfirmationPocPhase as ChainConfirmationPocPhase,
   CONFIRMATION_POC_PHASES,
 } from '@gonka-gateway/chain';
-import type { EpochParams } from '../chain/params.js';
 
 export type EpochPhase =
   | 'Inference'

@@ -2,7 +2,7 @@ import { PrivateKey } from '@gonka-gateway/chain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
 import { MINIMAX_MODEL, QWEN_MODEL } from '../genesis.js';
-import { account, type JsonBody, startTestDevnet } from '../testing/helpers.js';
+import { account, type JsonBody, startTestDevnet } from '../testing/test-devnet.js';
 
 // chain-and-network.md §3.3: the node API, consistent with epoch_params.
 describe('public node API', () => {

@@ -1,7 +1,7 @@
 import { sha256 } from '@gonka-gateway/chain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
-import { startTestDevnet } from '../testing/helpers.js';
+import { startTestDevnet } from '../testing/test-devnet.js';
 import type { ParticipantPlugin } from './participant-server.js';
 
 // The seam for devshard host routes: a plugin gets the host's key, the chain state and the clock.

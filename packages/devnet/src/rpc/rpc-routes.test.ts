@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
-import { type JsonBody, startTestDevnet } from '../testing/helpers.js';
+import { type JsonBody, startTestDevnet } from '../testing/test-devnet.js';
 
 // chain-and-network.md §3.2.
 describe('CometBFT RPC', () => {

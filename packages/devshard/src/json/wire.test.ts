@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../errors.js';
 import { txOf } from '../proto/tx-builders.js';
 import { signDiff } from '../signing/diff.js';
-import { makeFixture, startTx } from '../test-support/session-fixture.js';
+import { makeFixture, startTx } from '../testing/session-fixture.js';
 import { decodeBase64, encodeBase64 } from './base64.js';
 import { parseJsonLossless, stringifyJsonLossless } from './lossless.js';
 import {

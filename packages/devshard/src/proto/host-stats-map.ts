@@ -8,7 +8,7 @@ import {
   readFields,
 } from '@gonka-gateway/chain';
 
-/** Entries in the order given; the state root sorts by slot first (hash/state-root.ts). */
+/** Entries in the order given; the state root sorts by slot first (hash/root-formula.ts). */
 export function encodeHostStatsMap(entries: readonly DevshardSettlementHostStats[]): Uint8Array {
   const w = new ProtoWriter();
   for (const entry of entries) w.message(1, encodeHostStats(entry));

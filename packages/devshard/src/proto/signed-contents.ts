@@ -1,5 +1,5 @@
 // Messages that exist only to be signed (devshard-protocol.md §3.3, §2.4). StateSignatureContent is
-// encoded in hash/state-root.ts.
+// encoded in hash/root-formula.ts.
 import { defineMessage, type WithUnknown } from './codec.js';
 
 export interface ExecutorReceiptContent extends WithUnknown {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 import { SessionErrorCode } from './errors.js';
 import type { StoredDiff } from './store.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
-import { wrapStore } from './testing/wrap-store.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 

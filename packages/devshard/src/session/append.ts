@@ -5,14 +5,15 @@
 // If it stays unknown, the diff is kept as `unresolved` and appended again before anything else is
 // composed, so the session recovers without a reopen. A nonce already taken means either a newer
 // owner (ownership lost) or a view behind the store, which is caught up from the store's diffs.
+
+import { txEnv, warmKeyLookupFromBindings } from '../state/apply-context.js';
 import { applyDiff } from '../state/apply-diff.js';
-import { txEnv, warmKeyLookupFromBindings } from '../state/context.js';
 import { InferenceStatus } from '../state/types.js';
-import type { SessionContext } from './context.js';
 import { isSessionError, SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { faultSession, fencedWrite, ownershipLost, stillOwner } from './ownership.js';
 import { persistRemoved } from './pending-writes.js';
+import type { SessionContext } from './session-context.js';
 import { isSessionStoreError, SessionStoreErrorCode, type StoredDiff } from './store.js';
 import type { Committed } from './write-ahead.js';
 

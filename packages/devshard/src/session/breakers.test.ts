@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
 import { SessionErrorCode } from './errors.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
 
 describe('breakers: the session stops composing, nothing is rolled back (issue 8 §6)', () => {
   it('faults once when every reachable host rejects a fresh diff', async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 import { SessionErrorCode } from './errors.js';
 import type { InferenceHandlers } from './inference.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
-import { wrapStore } from './testing/wrap-store.js';
 
 /** Handlers that record what reached the client. */
 function client(signal?: AbortSignal) {

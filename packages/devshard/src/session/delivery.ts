@@ -7,10 +7,10 @@ import { diffToWire, type InferenceRequestWire, type PayloadWire } from '../json
 import { type InferenceRecord, InferenceStatus } from '../state/types.js';
 import { HostErrorCode, HostTransportError, isHostTransportError } from '../transport/errors.js';
 import type { ChatPurpose, ChatStream, HostTarget } from '../transport/types.js';
-import { hostSyncOf, type SessionContext } from './context.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { faultAfterCheck } from './ownership.js';
 import { intakeHostTxs, processReceipt } from './response.js';
+import { hostSyncOf, type SessionContext } from './session-context.js';
 import type { StoredDiff } from './store.js';
 
 export interface DeliveryResult {

@@ -9,8 +9,8 @@
 // with a diff that carries only the queued txs — it costs fee_per_nonce, never a reservation. The
 // owner's router reads `hostRisk()` and prefers escrows without a dominant host.
 import type { SessionState } from '../state/types.js';
-import { type SessionContext, targetAddress } from './context.js';
 import { SessionError, SessionErrorCode } from './errors.js';
+import { type SessionContext, targetAddress } from './session-context.js';
 import { composeAndPersist } from './write-ahead.js';
 
 /** Slot count at which an address can block every timeout vote on its inferences. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
 import { SessionErrorCode } from './errors.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
 
 /** Lets queued callbacks and I/O run (no timing involved). */
 const settle = async () => {

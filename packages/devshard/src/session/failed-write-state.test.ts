@@ -8,9 +8,9 @@ import { liveRecordsHash } from '../hash/rest-hash.js';
 import { composeDiff } from '../state/compose.js';
 import { liveRecordsAscending, withRoot } from '../state/root.js';
 import type { SessionState } from '../state/types.js';
+import { request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 import { SessionErrorCode } from './errors.js';
-import { request, setup } from './testing/session-setup.js';
-import { wrapStore } from './testing/wrap-store.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 

@@ -1,9 +1,9 @@
 // The finalize gate over in-process hosts: a refused inference blocks finalize (completion_pending)
 // until its refusal deadline passed, then the gate's timeout round settles it at cost 0.
 import { describe, expect, it } from 'vitest';
+import { request, setup } from '../testing/session-setup.js';
 import { SessionErrorCode } from './errors.js';
 import { CompletionPendingError } from './finalize-gate.js';
-import { request, setup } from './testing/session-setup.js';
 
 describe('finalize gate', () => {
   it('answers completion_pending for a refused inference, then times it out and finalizes', async () => {

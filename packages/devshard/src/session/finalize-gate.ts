@@ -13,14 +13,14 @@
 // retries. An inference that cannot be timed out (its executor holds enough slots to block the vote,
 // dominant-hosts.ts) is listed as `unresolvable`: finalizing then bills its reservation, which the
 // owner must choose explicitly (`billUnresolved`), never by default.
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import { type InferenceRecord, InferenceStatus, type SessionState } from '../state/types.js';
-import { type SessionContext, targetAddress } from './context.js';
 import { recoverFromMempools } from './delivery.js';
 import { isDominant } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { flushDiff } from './flush.js';
 import { pendingWritten } from './pending-writes.js';
+import { type SessionContext, targetAddress } from './session-context.js';
 import { checkTimeouts } from './timeouts.js';
 
 export interface FinalizeGateOptions {

@@ -2,11 +2,11 @@
 // (request, timeout or finalize round); an idle session settles nothing until a diff is sent"):
 // pending txs plus optional extra txs, persisted, then delivered to host nonce mod N. A host that is
 // down is skipped: the diff exists and reaches it by catch-up later (§8.1).
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import type { EncodedTx, TxKind } from '../proto/devshard-tx.js';
-import type { SessionContext } from './context.js';
 import { deliverDiff } from './delivery.js';
 import { assertUsableAsync } from './ownership.js';
+import type { SessionContext } from './session-context.js';
 import { composeAndPersist, reserveStart } from './write-ahead.js';
 
 export interface FlushResult {

@@ -16,9 +16,9 @@ import {
   validationProposerBytes,
   validationVoteProposerBytes,
 } from '../signing/proposer.js';
+import type { TxEnv } from '../state/apply-context.js';
 import { authorizeSlotSigner } from '../state/authorize.js';
 import { isAcceptedMempoolTx } from '../state/candidates.js';
-import type { TxEnv } from '../state/context.js';
 import { hasSlotBit } from '../state/record.js';
 import { authorizeConfirmReceipt } from '../state/tx/confirm-start.js';
 import { InferenceStatus, type SessionState } from '../state/types.js';

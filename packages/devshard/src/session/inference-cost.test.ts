@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { run } from '../test-support/drive.js';
-import { confirmTx, finishTx, makeFixture, startTx } from '../test-support/session-fixture.js';
+import { run } from '../testing/drive.js';
+import { confirmTx, finishTx, makeFixture, startTx } from '../testing/session-fixture.js';
 import { inferenceCostOf } from './inference-cost.js';
 
 describe('inferenceCostOf (usage ledger, issue 11 §7)', () => {

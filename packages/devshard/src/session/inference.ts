@@ -5,15 +5,16 @@
 // to its end even if the caller's handlers fail: money depends on the receipt and the Finish. A client
 // that goes away (architecture §5) only stops the chunks: before its nonce is taken nothing is spent;
 // afterwards the diff is still sent and the host stream read until its meta event (bounded).
-import { SessionPhase } from '../hash/state-root.js';
+
+import { SessionPhase } from '../hash/root-formula.js';
 import type { PayloadWire } from '../json/wire.js';
 import { promptHash } from '../prompt/prompt-hash.js';
 import { newMsg, txOf } from '../proto/tx-builders.js';
+import { dedupKeys } from '../state/candidates.js';
 import { InferenceStatus } from '../state/types.js';
 import { HostErrorCode, isHostTransportError } from '../transport/errors.js';
 import type { ChatStream } from '../transport/types.js';
 import { resolveUnresolved } from './append.js';
-import type { SessionContext } from './context.js';
 import { checkRejectedDiff, openChat, readMempool } from './delivery.js';
 import { burnBlockedNonces } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
@@ -21,6 +22,7 @@ import { assertUsableAsync } from './ownership.js';
 import { pendingWritten } from './pending-writes.js';
 import { intakeHostTxs, processReceipt } from './response.js';
 import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
+import type { SessionContext } from './session-context.js';
 import { type Committed, composeAndPersist } from './write-ahead.js';
 
 export interface InferenceInput {
@@ -140,8 +142,8 @@ function progress(ctx: SessionContext, nonce: bigint) {
   const status = ctx.state.inferences.get(nonce)?.status;
   const applied = (s: number) => status !== undefined && status >= s && status !== InferenceStatus.TimedOut;
   return {
-    confirmed: ctx.pending.has(`confirm:${nonce}`) || applied(InferenceStatus.Started),
-    finished: ctx.pending.has(`finish:${nonce}`) || applied(InferenceStatus.Finished),
+    confirmed: ctx.pending.has(dedupKeys.confirm(nonce)) || applied(InferenceStatus.Started),
+    finished: ctx.pending.has(dedupKeys.finish(nonce)) || applied(InferenceStatus.Finished),
   };
 }
 

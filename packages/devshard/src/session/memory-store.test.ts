@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
+import { sessionStoreContract } from '../testing/store-contract.js';
 import { InMemorySessionStore } from './memory-store.js';
-import { sessionStoreContract } from './store-contract.js';
 
 sessionStoreContract('in-memory', () => new InMemorySessionStore(), { describe, it });

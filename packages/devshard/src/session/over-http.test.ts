@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { recoverStateSigner } from '../signing/state-signature.js';
 import { InferenceStatus } from '../state/types.js';
+import { serveHosts } from '../testing/http-host-server.js';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
 import { HttpHostTransport } from '../transport/http-transport.js';
-import { serveHosts } from './testing/http-host-server.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
 
 const closers: (() => void)[] = [];
 afterEach(() => {

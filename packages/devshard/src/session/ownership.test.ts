@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent } from './context.js';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
 import { SessionErrorCode } from './errors.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
+import type { SessionEvent } from './session-context.js';
 
 const faults = (events: readonly SessionEvent[]) => events.filter((e) => e.type === 'faulted');
 

@@ -4,8 +4,9 @@
 // session with `ownership_lost`, never `divergence`: a fenced owner seeing a host ahead of it, or a
 // nonce already taken, is what a takeover looks like from the old side, and must not pause a healthy
 // escrow. Such answers are therefore checked against the store before they are called a divergence.
-import type { SessionContext } from './context.js';
+
 import { SessionError, SessionErrorCode } from './errors.js';
+import type { SessionContext } from './session-context.js';
 import { isSessionStoreError, SessionStoreErrorCode } from './store.js';
 
 /** Stops the session for good (first cause wins) and reports it once with a `faulted` event. */

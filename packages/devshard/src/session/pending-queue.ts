@@ -7,7 +7,7 @@
 
 import { sha256 } from '@gonka-gateway/chain';
 import type { DevshardTx, EncodedTx } from '../proto/devshard-tx.js';
-import { dedupKey } from '../state/candidates.js';
+import { dedupKey, dedupKeys } from '../state/candidates.js';
 import type { StoredPendingTx } from './store.js';
 
 export interface PendingEntry {
@@ -15,14 +15,11 @@ export interface PendingEntry {
   readonly key: string;
 }
 
-/**
- * The spec's dedup keys (`finish:{id}`, `confirm:{id}`, `validation:{id}:{slot}`, `vote:{id}:{slot}`)
- * plus `timeout:{id}` for our own MsgTimeoutInference, so one inference never gets two.
- */
+/** The spec's dedup keys plus the timeout key for our own MsgTimeoutInference (state/candidates.ts). */
 export function pendingKey(tx: DevshardTx): string | undefined {
   const key = dedupKey(tx);
   if (key !== undefined) return key;
-  return tx.kind === 'timeoutInference' ? `timeout:${tx.msg.inferenceId}` : undefined;
+  return tx.kind === 'timeoutInference' ? dedupKeys.timeout(tx.msg.inferenceId) : undefined;
 }
 
 /** The store's row key of a pending tx: its dedup key, else `tx:<sha256 hex of its bytes>`. */

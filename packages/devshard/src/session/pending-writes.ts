@@ -3,9 +3,10 @@
 // that consumes it (write-ahead.ts passes the keys to appendDiff), and removed on its own only when it
 // can never apply. Writes run off the request path; the latest one per key is remembered so a diff
 // consuming the key waits for it, and a request waits for its own Confirm/Finish to be durable.
-import type { SessionContext } from './context.js';
+
 import { fencedWrite } from './ownership.js';
 import { type PendingEntry, toStoredPending } from './pending-queue.js';
+import type { SessionContext } from './session-context.js';
 
 function remember(ctx: SessionContext, keys: readonly string[], write: Promise<void>): void {
   for (const key of keys) {

@@ -12,7 +12,7 @@ import { composeDiff } from '../state/compose.js';
 import { sessionFromEscrow } from '../state/init.js';
 import { decodeStateSnapshotSteps, encodeStateSnapshot } from '../state/snapshot.js';
 import type { SessionState } from '../state/types.js';
-import { ESCROW_ID, setup } from './testing/session-setup.js';
+import { ESCROW_ID, setup } from '../testing/session-setup.js';
 
 /**
  * EscrowLease's timing without Redis: renewed every TTL/3 by a timer, valid until the last

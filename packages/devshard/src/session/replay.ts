@@ -5,18 +5,18 @@
 // Pending. A reloaded session therefore continues at last + 1 and never signs a nonce twice; its work
 // at open is bounded by the snapshot interval, not by the nonce.
 import { performance } from 'node:perf_hooks';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import { decodeTx } from '../proto/devshard-tx.js';
 import type { RecoverFn } from '../signing/primitive.js';
+import { type ApplyContext, txEnv, warmKeyLookupFromBindings } from '../state/apply-context.js';
 import { applyDiff } from '../state/apply-diff.js';
-import { type ApplyContext, txEnv, warmKeyLookupFromBindings } from '../state/context.js';
 import { sessionFromEscrow } from '../state/init.js';
 import { InferenceStatus, type SessionState } from '../state/types.js';
-import type { SessionEvent, StampCalibration } from './context.js';
 import { DEFAULT_DIFF_WINDOW, DiffLog } from './diff-log.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { PendingQueue } from './pending-queue.js';
+import type { SessionEvent, StampCalibration } from './session-context.js';
 import { nextTurn, restoreSnapshot, type SnapshotBase } from './snapshots.js';
 import type { SessionStore, StoredDiff, StoredSession } from './store.js';
 import { isStamped } from './write-ahead.js';

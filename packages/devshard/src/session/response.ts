@@ -2,18 +2,20 @@
 // at its nonce (divergence stops the session), keep its state signature for every slot of its address,
 // advance host_sync_nonce, turn an executor receipt into MsgConfirmStart with the observed fields
 // copied (§10 item 4), and queue mempool txs that pass the host-tx check.
-import { SessionPhase } from '../hash/state-root.js';
+
+import { SessionPhase } from '../hash/root-formula.js';
 import type { ReceiptEvent } from '../json/wire.js';
 import { decodeTx } from '../proto/devshard-tx.js';
 import { newMsg, txOf } from '../proto/tx-builders.js';
-import { isHostStateSignature } from '../settlement/signatures.js';
-import { txEnv } from '../state/context.js';
-import { hostSyncOf, inBackground, type SessionContext } from './context.js';
+import { isHostStateSignature } from '../settlement/quorum.js';
+import { txEnv } from '../state/apply-context.js';
+import { dedupKeys } from '../state/candidates.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { faultAfterCheck } from './ownership.js';
 import { type PendingEntry, storedPendingKey } from './pending-queue.js';
 import { persistAdded } from './pending-writes.js';
+import { hostSyncOf, inBackground, type SessionContext } from './session-context.js';
 import { rootMismatchFault } from './stamp-check.js';
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -149,7 +151,7 @@ export function processReceipt(
       }),
     );
     confirmQueued =
-      intakeHostTxs(ctx, host, [confirm.bytes]) > 0 || ctx.pending.has(`confirm:${inferenceNonce}`);
+      intakeHostTxs(ctx, host, [confirm.bytes]) > 0 || ctx.pending.has(dedupKeys.confirm(inferenceNonce));
   }
   if (r.mempool && r.mempool.length > 0) intakeHostTxs(ctx, host, r.mempool);
   return { confirmQueued, ...(verifySignature && options.deferSignature ? { verifySignature } : {}) };

@@ -2,8 +2,8 @@
 // other bytes is a mismatch, and the verdict is counted per executor and reported with both hashes.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
+import { request, setup } from '../testing/session-setup.js';
 import { ServedBytes, servedVerdict } from './served-bytes.js';
-import { request, setup } from './testing/session-setup.js';
 
 const enc = new TextEncoder();
 

@@ -19,7 +19,7 @@
 // host for routing, and the InferenceResult field.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { InferenceStatus } from '../state/types.js';
-import type { SessionContext } from './context.js';
+import type { SessionContext } from './session-context.js';
 
 export type ServedVerdict = 'match' | 'mismatch' | 'truncated';
 

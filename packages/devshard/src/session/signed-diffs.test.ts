@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import * as publicApi from '../index.js';
+import * as hostFace from '../host-face.js';
+import * as coreFace from '../index.js';
+import * as sessionFace from '../session-face.js';
 import type { SignedDiff } from '../signing/diff.js';
+import * as testingFace from '../testing/index.js';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 import { SessionErrorCode } from './errors.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
-import { wrapStore } from './testing/wrap-store.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const view = (d: SignedDiff) => ({
@@ -14,9 +17,11 @@ const view = (d: SignedDiff) => ({
 });
 
 describe('diffs are signed only on the write-ahead path (architecture §2.3)', () => {
-  it('the package exports no diff signer', () => {
-    expect(Object.keys(publicApi)).not.toContain('signDiff');
-    expect(Object.keys(publicApi)).toContain('UserSession');
+  it('no face of the package exports a diff signer', () => {
+    for (const face of [coreFace, sessionFace, hostFace, testingFace]) {
+      expect(Object.keys(face)).not.toContain('signDiff');
+    }
+    expect(Object.keys(sessionFace)).toContain('UserSession');
   });
 
   it('every diff any host received equals the stored row at its nonce', async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { defaultRecover, type RecoverFn } from '../signing/primitive.js';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 import { encodeSessionSnapshot } from './snapshots.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
-import { wrapStore } from './testing/wrap-store.js';
 
 /** A recover backend that counts the recoveries it really performs (the session memoizes on top). */
 function countingRecover() {

@@ -13,8 +13,8 @@ import {
   encodeStateSnapshotSteps,
 } from '../state/snapshot.js';
 import type { SessionState } from '../state/types.js';
-import { inBackground, type SessionContext } from './context.js';
 import { fencedWrite } from './ownership.js';
+import { inBackground, type SessionContext } from './session-context.js';
 import type { SessionRecord, SessionStore, StoredSession } from './store.js';
 
 /** A snapshot is saved every this many diffs by default. */

@@ -2,8 +2,8 @@
 // stops the session with `stamp_layout_mismatch` (visible to the owner), not a silent halt; the same
 // mismatch once calibrated is a plain divergence.
 import { describe, expect, it } from 'vitest';
+import { request, setup } from '../testing/session-setup.js';
 import { SessionErrorCode } from './errors.js';
-import { request, setup } from './testing/session-setup.js';
 
 describe('v5 height stamps before calibration (§12 #1)', () => {
   it('faults the session cleanly when a host disagrees at the first stamped Confirm', async () => {

@@ -4,8 +4,9 @@
 // hosts number those fields differently, not that a host cheats. The session then stops with its own
 // code, `stamp_layout_mismatch`, so the owner sees which assumption broke (and can pin the tag's
 // profile or disable stamps) instead of a bare `diverged`.
-import type { SessionContext } from './context.js';
+
 import { SessionError, SessionErrorCode } from './errors.js';
+import type { SessionContext } from './session-context.js';
 
 /** A mismatch at `nonce` falls on a stamped root we have not yet seen a host agree with. */
 export function isUncalibratedStampRoot(ctx: SessionContext, nonce: bigint): boolean {

@@ -1,7 +1,7 @@
 // What a user-side session persists (devshard-protocol.md §7.1 "keep: last nonce, diff log,
 // host_sync_nonce, pending-tx queue, signatures per nonce"; architecture §2.3 write-ahead). The
 // interface is storage-agnostic: memory-store.ts for tests and the devnet, Postgres in the proxy and
-// controller. Every implementation must pass store-contract.ts unchanged.
+// controller. Every implementation must pass testing/store-contract.ts unchanged.
 import type { DevshardSlotSignature } from '@gonka-gateway/chain';
 import type { PayloadWire } from '../json/wire.js';
 import type { SignedDiff } from '../signing/diff.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { dedupKeys } from '../state/candidates.js';
 import { InferenceStatus } from '../state/types.js';
-import { ESCROW_ID, request, setup } from './testing/session-setup.js';
-import { wrapStore } from './testing/wrap-store.js';
+import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 
 describe('takeover reads the executors’ mempools (architecture §2.5)', () => {
   /** Owner A serves one inference but its pending-tx saves never reach the store, then A is gone. */
@@ -38,6 +39,6 @@ describe('takeover reads the executors’ mempools (architecture §2.5)', () => 
     await b.drain();
     expect(b.pendingTxCount).toBe(2);
     const stored = (await t.store.load(ESCROW_ID))!.pendingTxs.map((p) => p.key).sort();
-    expect(stored).toEqual([`confirm:${r.nonce}`, `finish:${r.nonce}`]);
+    expect(stored).toEqual([dedupKeys.confirm(r.nonce), dedupKeys.finish(r.nonce)]);
   });
 });

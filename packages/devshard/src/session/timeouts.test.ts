@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InferenceStatus } from '../state/types.js';
-import { advanceTo, keyN, request, setup } from './testing/session-setup.js';
+import { advanceTo, keyN, request, setup } from '../testing/session-setup.js';
 
 describe('timeouts by votes (§7.4)', () => {
   it('times out a refusing executor and returns the reservation to the balance', async () => {

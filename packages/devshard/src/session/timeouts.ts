@@ -9,16 +9,17 @@ import { diffToWire } from '../json/wire.js';
 import { newMsg, txOf } from '../proto/tx-builders.js';
 import { type SlotVote, TimeoutReason } from '../proto/tx-messages.js';
 import { timeoutVoteBytes } from '../signing/votes.js';
-import { txEnv } from '../state/context.js';
+import { txEnv } from '../state/apply-context.js';
+import { dedupKeys } from '../state/candidates.js';
 import { type InferenceRecord, InferenceStatus } from '../state/types.js';
 import { verifyStyledSlotSignature } from '../state/vote-style.js';
-import { hostSyncOf, type SessionContext, type TimeoutOutcomeKind } from './context.js';
 import { catchUp, diffsFor } from './delivery.js';
 import { noteNonService } from './dominant-hosts.js';
 import { flushDiff } from './flush.js';
 import type { PendingEntry } from './pending-queue.js';
 import { persistAdded } from './pending-writes.js';
 import { advanceHost, intakeHostTxs } from './response.js';
+import { hostSyncOf, type SessionContext, type TimeoutOutcomeKind } from './session-context.js';
 
 export type TimeoutKind = 'refused' | 'execution';
 
@@ -47,16 +48,16 @@ export function timeoutCandidates(ctx: SessionContext, now: bigint): Candidate[]
   const out: Candidate[] = [];
   for (const record of ctx.state.inferences.values()) {
     const id = record.id;
-    if ((ctx.timeoutRetryAt.get(id) ?? 0n) > now || ctx.pending.has(`timeout:${id}`)) continue;
+    if ((ctx.timeoutRetryAt.get(id) ?? 0n) > now || ctx.pending.has(dedupKeys.timeout(id))) continue;
     if (
       record.status === InferenceStatus.Pending &&
-      !ctx.pending.has(`confirm:${id}`) &&
+      !ctx.pending.has(dedupKeys.confirm(id)) &&
       now >= record.startedAt + config.refusalTimeout + skew
     ) {
       out.push({ record, reason: 'refused' });
     } else if (
       record.status === InferenceStatus.Started &&
-      !ctx.pending.has(`finish:${id}`) &&
+      !ctx.pending.has(dedupKeys.finish(id)) &&
       now >= record.confirmedAt + config.executionTimeout + skew
     ) {
       out.push({ record, reason: 'execution' });
@@ -231,7 +232,7 @@ export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome
       const live = ctx.state.inferences.get(c.record.id);
       const timedOut = live
         ? live.status === InferenceStatus.TimedOut
-        : !ctx.pending.has(`timeout:${c.record.id}`);
+        : !ctx.pending.has(dedupKeys.timeout(c.record.id));
       const outcome: TimeoutOutcomeKind = kind === 'queued' && timedOut ? 'applied' : kind;
       if (outcome === 'applied') ctx.timeoutRetryAt.delete(c.record.id);
       noteNonService(ctx, ctx.state.group.slots[c.record.executorSlot]!, c.record.id); // a deadline missed

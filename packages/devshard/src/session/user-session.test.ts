@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { newMsg, txOf } from '../proto/tx-builders.js';
 import { signFinish } from '../signing/proposer.js';
 import { InferenceStatus } from '../state/types.js';
+import { advanceTo, ESCROW_ID, request, setup } from '../testing/session-setup.js';
+import { wrapStore } from '../testing/wrap-store.js';
 import { SessionErrorCode } from './errors.js';
 import { SessionStoreError, SessionStoreErrorCode } from './store.js';
-import { advanceTo, ESCROW_ID, request, setup } from './testing/session-setup.js';
-import { wrapStore } from './testing/wrap-store.js';
 
 const dec = new TextDecoder();
 

@@ -8,25 +8,17 @@
 //   await session.drain();                    // hand-off: in-flight work and its writes done
 //   const { json } = await session.finalize(); // on the controller, after it opened the session
 import type { PrivateKey } from '@gonka-gateway/chain';
-import type { FinalizeResult } from '../finalize/document.js';
-import { type FinalizeOptions, finalizeSession } from '../finalize/finalize.js';
-import type { SessionPhase } from '../hash/state-root.js';
+import type { SessionPhase } from '../hash/root-formula.js';
+import type { FinalizeResult } from '../settlement/document.js';
 import { defaultRecover, memoizeRecover, type RecoverFn } from '../signing/primitive.js';
-import type { WarmKeyLookup } from '../state/context.js';
+import type { WarmKeyLookup } from '../state/apply-context.js';
 import { canonicalEscrowId } from '../state/init.js';
 import type { SessionState } from '../state/types.js';
 import type { HostTarget, HostTransport } from '../transport/types.js';
-import { type Clock, systemClock } from './clock.js';
-import {
-  hostSyncOf,
-  type SessionContext,
-  type SessionEvent,
-  type SessionSettings,
-  tracked,
-} from './context.js';
 import { catchUp, recoverFromMempools } from './delivery.js';
 import { type HostRisk, hostRisk, noteNonService } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
+import { type FinalizeOptions, finalizeSession } from './finalize.js';
 import { type FlushResult, flushDiff } from './flush.js';
 import {
   composeInference,
@@ -40,6 +32,14 @@ import { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
 import { pendingWritten, persistRemoved } from './pending-writes.js';
 import { replayStored } from './replay.js';
 import { type ServedCounts, servedCounts } from './served-bytes.js';
+import { type Clock, systemClock } from './session-clock.js';
+import {
+  hostSyncOf,
+  type SessionContext,
+  type SessionEvent,
+  type SessionSettings,
+  tracked,
+} from './session-context.js';
 import { DEFAULT_SNAPSHOT_EVERY } from './snapshots.js';
 import {
   isSessionStoreError,

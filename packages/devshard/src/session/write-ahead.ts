@@ -3,22 +3,22 @@
 // State is immutable: the composed state is adopted only once the store holds the diff, so a refused
 // write changes nothing and nothing was sent; a write of unknown outcome is settled by append.ts.
 import { DevshardError, DevshardErrorCode } from '../errors.js';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import type { PayloadWire } from '../json/wire.js';
 import type { DevshardTx, EncodedTx, TxKind } from '../proto/devshard-tx.js';
 import { signDiff } from '../signing/diff.js';
+import { txEnv } from '../state/apply-context.js';
 import { orderCandidates } from '../state/candidates.js';
 import { type ComposeResult, composeDiff, type DroppedTx } from '../state/compose.js';
-import { txEnv } from '../state/context.js';
 import { checkNonceLimit } from '../state/diff-checks.js';
 import { InferenceStatus, type SessionState } from '../state/types.js';
 import { resolveUnresolved, type Unresolved, writeAhead } from './append.js';
-import { inBackground, type SessionContext, targetAddress } from './context.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { assertUsableAsync, fencedWrite } from './ownership.js';
 import type { PendingEntry } from './pending-queue.js';
 import { pendingWritten, persistRemoved } from './pending-writes.js';
+import { inBackground, type SessionContext, targetAddress } from './session-context.js';
 import { scheduleSnapshot } from './snapshots.js';
 import type { StoredDiff } from './store.js';
 

@@ -3,7 +3,7 @@
 // signed, which is also what the chain recomputes (chain-and-network.md §2.6 rule 4).
 import type { DevshardSettlementHostStats } from '@gonka-gateway/chain';
 import { DevshardError, DevshardErrorCode } from '../errors.js';
-import { SessionPhase, settlementStateRoot } from '../hash/state-root.js';
+import { SessionPhase, settlementStateRoot } from '../hash/root-formula.js';
 import { restHashOf } from '../state/root.js';
 import type { SessionState } from '../state/types.js';
 

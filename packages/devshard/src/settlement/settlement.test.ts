@@ -1,16 +1,16 @@
 import { decodeMsgSettleDevshardEscrow, encodeMsgSettleDevshardEscrow } from '@gonka-gateway/chain';
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../errors.js';
-import { settlementStateRoot } from '../hash/state-root.js';
+import { settlementStateRoot } from '../hash/root-formula.js';
 import { parseJsonLossless } from '../json/lossless.js';
 import { txOf } from '../proto/tx-builders.js';
 import { signStateRoot } from '../signing/state-signature.js';
 import { quorumThreshold } from '../state/group.js';
-import { run } from '../test-support/drive.js';
-import { confirmTx, finishTx, keyN, makeFixture, startTx } from '../test-support/session-fixture.js';
+import { run } from '../testing/drive.js';
+import { confirmTx, finishTx, keyN, makeFixture, startTx } from '../testing/session-fixture.js';
 import { settlementDocument, settlementDocumentJson, settlementMessage } from './document.js';
 import { buildSettlementPayload } from './payload.js';
-import { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './signatures.js';
+import { hasSettlementQuorum, isHostStateSignature, slotSignatures } from './quorum.js';
 
 // Host 0 owns slots 0 and 2.
 function settled() {

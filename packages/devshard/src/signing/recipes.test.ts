@@ -1,8 +1,8 @@
 import { PrivateKey, recoverAddress, sha256 } from '@gonka-gateway/chain';
 import { describe, expect, it } from 'vitest';
-import { stateSignatureDigest } from '../hash/state-root.js';
+import { stateSignatureDigest } from '../hash/root-formula.js';
 import { newMsg } from '../proto/tx-builders.js';
-import { startTx } from '../test-support/session-fixture.js';
+import { startTx } from '../testing/session-fixture.js';
 import { diffSigningBytes, recoverDiffSigner, signDiff } from './diff.js';
 import { DOMAIN_TIMEOUT_VOTE } from './domains.js';
 import { recoverExecutorReceiptSigner, signExecutorReceipt } from './executor-receipt.js';

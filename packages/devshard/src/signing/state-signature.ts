@@ -1,8 +1,8 @@
 // State signature (devshard-protocol.md §2.4): a host signs StateSignatureContent{state_root,
 // escrow_id, nonce}; the receipt event, GET signatures and the settlement payload carry it. The
-// preimage encoder lives in hash/state-root.ts, shared with the devnet chain's settle check.
+// preimage encoder lives in hash/root-formula.ts, shared with the devnet chain's settle check.
 import type { PrivateKey } from '@gonka-gateway/chain';
-import { encodeStateSignatureContent } from '../hash/state-root.js';
+import { encodeStateSignatureContent } from '../hash/root-formula.js';
 import { defaultRecover, type RecoverFn, recoverPreimageSigner, signPreimage } from './primitive.js';
 
 export function signStateRoot(

@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../errors.js';
 import { signDiff } from '../signing/diff.js';
-import { run } from '../test-support/drive.js';
-import {
-  confirmTx,
-  finishTx,
-  keyN,
-  makeFixture,
-  startTx,
-  validationTx,
-} from '../test-support/session-fixture.js';
+import { run } from '../testing/drive.js';
+import { confirmTx, finishTx, keyN, makeFixture, startTx, validationTx } from '../testing/session-fixture.js';
 import { applyDiff } from './apply-diff.js';
 import { composeDiff } from './compose.js';
 

@@ -2,9 +2,9 @@
 // state is never modified, so a rejected diff changes nothing.
 import { DevshardError, DevshardErrorCode } from '../errors.js';
 import { recoverDiffSigner, type SignedDiff } from '../signing/diff.js';
+import { type ApplyContext, txEnv } from './apply-context.js';
 import { applyTx } from './apply-tx.js';
 import { closeDiff } from './close-diff.js';
-import { type ApplyContext, txEnv } from './context.js';
 import { checkNonce, checkTxFraming } from './diff-checks.js';
 import { type ApplyResult, newWarmKeys } from './effects.js';
 import { checkLogPlane } from './log-plane.js';

@@ -2,7 +2,7 @@
 // profile does not know is an empty tx to hosts of that line, so it is refused the same way.
 import { DevshardError, DevshardErrorCode } from '../errors.js';
 import type { DevshardTx } from '../proto/devshard-tx.js';
-import type { TxEnv } from './context.js';
+import type { TxEnv } from './apply-context.js';
 import { applyConfirmStart } from './tx/confirm-start.js';
 import { applyErrorMiss } from './tx/error-miss.js';
 import { applyFinalizeRound, applyRevealSeed } from './tx/finalize-round.js';

@@ -1,7 +1,7 @@
 // Who may sign for a slot (devshard-protocol.md §5.7): its cold address, or its warm key. The first
 // accepted warm key is bound into state (hashed into the root) and sticky for the session; the diff
 // user signature never goes through here.
-import type { TxEnv } from './context.js';
+import type { TxEnv } from './apply-context.js';
 import type { WorkingState } from './types.js';
 
 /** The state with any new binding when `signer` may act for `slot`; null when it may not. */

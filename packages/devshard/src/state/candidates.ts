@@ -15,17 +15,30 @@ export function isAcceptedMempoolTx(tx: DevshardTx): boolean {
   return tx.kind !== 'none' && MEMPOOL_KINDS.has(tx.kind);
 }
 
-/** `finish:{id}`, `confirm:{id}`, `validation:{id}:{slot}`, `vote:{id}:{slot}`; others are not deduplicated. */
+/**
+ * The dedup keys' format (§7.1), written only here: `finish:{id}`, `confirm:{id}`,
+ * `validation:{id}:{slot}`, `vote:{id}:{slot}`, and `timeout:{id}` for the session's own
+ * MsgTimeoutInference (so one inference never gets two; not a mempool kind).
+ */
+export const dedupKeys = Object.freeze({
+  finish: (inferenceId: bigint) => `finish:${inferenceId}`,
+  confirm: (inferenceId: bigint) => `confirm:${inferenceId}`,
+  validation: (inferenceId: bigint, slot: number) => `validation:${inferenceId}:${slot}`,
+  vote: (inferenceId: bigint, slot: number) => `vote:${inferenceId}:${slot}`,
+  timeout: (inferenceId: bigint) => `timeout:${inferenceId}`,
+});
+
+/** The dedup key of a host-proposable tx (see dedupKeys); others are not deduplicated. */
 export function dedupKey(tx: DevshardTx): string | undefined {
   switch (tx.kind) {
     case 'finishInference':
-      return `finish:${tx.msg.inferenceId}`;
+      return dedupKeys.finish(tx.msg.inferenceId);
     case 'confirmStart':
-      return `confirm:${tx.msg.inferenceId}`;
+      return dedupKeys.confirm(tx.msg.inferenceId);
     case 'validation':
-      return `validation:${tx.msg.inferenceId}:${tx.msg.validatorSlot}`;
+      return dedupKeys.validation(tx.msg.inferenceId, tx.msg.validatorSlot);
     case 'validationVote':
-      return `vote:${tx.msg.inferenceId}:${tx.msg.voterSlot}`;
+      return dedupKeys.vote(tx.msg.inferenceId, tx.msg.voterSlot);
     default:
       return undefined;
   }

@@ -4,7 +4,7 @@
 
 import { DevshardError, DevshardErrorCode } from '../errors.js';
 import { EMPTY_HEIGHT_SYNC } from '../hash/rest-hash.js';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import type { DevshardTx } from '../proto/devshard-tx.js';
 import { observeHeartbeats } from './log-plane.js';
 import { autoSeal, drainLive, isAutoSealNonce, type SealedRecord } from './seal.js';

@@ -3,15 +3,8 @@ import { DevshardErrorCode } from '../errors.js';
 import { txOf } from '../proto/tx-builders.js';
 import { TimeoutReason } from '../proto/tx-messages.js';
 import { signDiff } from '../signing/diff.js';
-import { run } from '../test-support/drive.js';
-import {
-  confirmTx,
-  finishTx,
-  keyN,
-  makeFixture,
-  startTx,
-  timeoutTx,
-} from '../test-support/session-fixture.js';
+import { run } from '../testing/drive.js';
+import { confirmTx, finishTx, keyN, makeFixture, startTx, timeoutTx } from '../testing/session-fixture.js';
 import { applyDiff } from './apply-diff.js';
 import { composeDiff } from './compose.js';
 

@@ -6,9 +6,9 @@
 import { DevshardError } from '../errors.js';
 import type { EncodedTx } from '../proto/devshard-tx.js';
 import type { UnsignedDiff } from '../signing/diff.js';
+import { type ApplyContext, txEnv } from './apply-context.js';
 import { applyTx } from './apply-tx.js';
 import { closeDiff } from './close-diff.js';
-import { type ApplyContext, txEnv } from './context.js';
 import { checkNonce, checkTxFraming } from './diff-checks.js';
 import { type ApplyResult, newWarmKeys } from './effects.js';
 import { checkLogPlane } from './log-plane.js';

@@ -1,6 +1,6 @@
 // What applying a diff produced besides the new state: the root to check or sign, the warm-key
 // bindings to persist with the diff (so replay does not ask the chain, §5.7), the records sealed.
-import type { SessionPhase } from '../hash/state-root.js';
+import type { SessionPhase } from '../hash/root-formula.js';
 import type { SealedRecord } from './seal.js';
 import type { SessionState, WorkingState } from './types.js';
 

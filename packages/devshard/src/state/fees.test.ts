@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { txOf } from '../proto/tx-builders.js';
-import { run } from '../test-support/drive.js';
-import { confirmTx, finishTx, makeFixture, startTx } from '../test-support/session-fixture.js';
+import { run } from '../testing/drive.js';
+import { confirmTx, finishTx, makeFixture, startTx } from '../testing/session-fixture.js';
 
 describe('fees (§5.5)', () => {
   it('fees = create fee + fee_per_nonce × diffs applied while Active after their txs', () => {

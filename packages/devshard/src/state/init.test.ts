@@ -1,8 +1,8 @@
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../errors.js';
-import { SessionPhase } from '../hash/state-root.js';
-import { keyN, makeFixture } from '../test-support/session-fixture.js';
+import { SessionPhase } from '../hash/root-formula.js';
+import { keyN, makeFixture } from '../testing/session-fixture.js';
 import { resolveSessionConfig, voteThresholdFor } from './config.js';
 import { canonicalEscrowId, sessionFromEscrow } from './init.js';
 import { profileForTag } from './profile.js';

@@ -3,7 +3,7 @@
 
 import { DevshardError, DevshardErrorCode } from '../errors.js';
 import { EMPTY_HEIGHT_SYNC } from '../hash/rest-hash.js';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import {
   type ConfigWarning,
   type EscrowConfigRow,

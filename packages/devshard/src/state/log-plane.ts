@@ -5,7 +5,7 @@ import { DevshardError, DevshardErrorCode } from '../errors.js';
 import type { DevshardTx } from '../proto/devshard-tx.js';
 import type { MsgHeartbeat, MsgHeightAck } from '../proto/tx-messages.js';
 import { recoverHeightAckSigner } from '../signing/height-ack.js';
-import type { TxEnv } from './context.js';
+import type { TxEnv } from './apply-context.js';
 import type { HeightSyncLog, WorkingState } from './types.js';
 
 const MAX_BLOCK_HASH = 32;

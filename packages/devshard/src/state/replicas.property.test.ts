@@ -22,10 +22,10 @@ import {
   timeoutTx,
   validationTx,
   voteTx,
-} from '../test-support/session-fixture.js';
+} from '../testing/session-fixture.js';
+import { type ApplyContext, warmKeyLookupFromBindings } from './apply-context.js';
 import { applyDiff } from './apply-diff.js';
 import { composeDiff } from './compose.js';
-import { type ApplyContext, warmKeyLookupFromBindings } from './context.js';
 import type { WarmKeyBinding } from './effects.js';
 import { InferenceStatus, type SessionState } from './types.js';
 

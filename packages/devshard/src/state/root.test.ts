@@ -2,7 +2,7 @@
 // per-slot entries cached on the (frozen) stats values, whatever value several slots share.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hostStatsHash } from '../hash/state-root.js';
+import { hostStatsHash } from '../hash/root-formula.js';
 import { hostStatsHashOf } from './root.js';
 import type { HostStats, WorkingState } from './types.js';
 

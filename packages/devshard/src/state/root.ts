@@ -11,8 +11,8 @@ import {
   liveRecordsHash,
   warmKeysHash,
 } from '../hash/rest-hash.js';
+import { composeStateRoot } from '../hash/root-formula.js';
 import { sha256Parts } from '../hash/sha256.js';
-import { composeStateRoot } from '../hash/state-root.js';
 import { LiveRecords, liveRecordsOf } from './live-records.js';
 import type { HostStats, InferenceRecord, SessionState, WorkingState } from './types.js';
 

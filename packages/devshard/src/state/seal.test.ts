@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { foldSealedAcc } from '../hash/rest-hash.js';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import { txOf } from '../proto/tx-builders.js';
 import { TimeoutReason } from '../proto/tx-messages.js';
-import { run } from '../test-support/drive.js';
-import { confirmTx, finishTx, makeFixture, startTx, timeoutTx } from '../test-support/session-fixture.js';
+import { run } from '../testing/drive.js';
+import { confirmTx, finishTx, makeFixture, startTx, timeoutTx } from '../testing/session-fixture.js';
 import { makeRecord } from './record.js';
 import { InferenceStatus } from './types.js';
 

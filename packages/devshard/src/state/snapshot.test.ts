@@ -1,10 +1,10 @@
 import { sha256 } from '@gonka-gateway/chain';
 import { describe, expect, it } from 'vitest';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import type { EncodedTx } from '../proto/devshard-tx.js';
 import { txOf } from '../proto/tx-builders.js';
 import { TimeoutReason } from '../proto/tx-messages.js';
-import { run } from '../test-support/drive.js';
+import { run } from '../testing/drive.js';
 import {
   confirmTx,
   finishTx,
@@ -14,7 +14,7 @@ import {
   timeoutTx,
   validationTx,
   voteTx,
-} from '../test-support/session-fixture.js';
+} from '../testing/session-fixture.js';
 import { EMPTY_ID_LOG, idLogAppend, idLogFrom, idLogHas } from './id-log.js';
 import { makeRecord } from './record.js';
 import { withRoot } from './root.js';

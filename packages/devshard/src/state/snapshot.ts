@@ -9,7 +9,7 @@
 import { sha256 } from '@gonka-gateway/chain';
 import { DevshardError, DevshardErrorCode } from '../errors.js';
 import type { HeightSyncCommit } from '../hash/rest-hash.js';
-import type { SessionPhase } from '../hash/state-root.js';
+import type { SessionPhase } from '../hash/root-formula.js';
 import { buildGroup } from './group.js';
 import { EMPTY_ID_LOG, type IdLog, idLogHas, idLogToArray } from './id-log.js';
 import { profileForTag } from './profile.js';

@@ -2,7 +2,7 @@
 // diff returns a new one and leaves its input untouched, so the gateway can compose on a copy and a
 // host can reject a diff without rolling anything back.
 import type { HeightSyncCommit } from '../hash/rest-hash.js';
-import type { SessionPhase } from '../hash/state-root.js';
+import type { SessionPhase } from '../hash/root-formula.js';
 import type { IdLog } from './id-log.js';
 import type { ProtocolProfile } from './profile.js';
 

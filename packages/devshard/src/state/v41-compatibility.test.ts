@@ -5,7 +5,7 @@
 // fixture: v41_compatibility_test.go @bb34d444 — host keys 1–5, escrow `escrow-journal`).
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
-import { SessionPhase } from '../hash/state-root.js';
+import { SessionPhase } from '../hash/root-formula.js';
 import type { EncodedTx } from '../proto/devshard-tx.js';
 import { txOf } from '../proto/tx-builders.js';
 import { TimeoutReason } from '../proto/tx-messages.js';
@@ -18,7 +18,7 @@ import {
   timeoutTx,
   validationTx,
   voteTx,
-} from '../test-support/session-fixture.js';
+} from '../testing/session-fixture.js';
 import { applyDiff } from './apply-diff.js';
 import { composeDiff } from './compose.js';
 

@@ -4,8 +4,8 @@
 // and hosts apply this same rule, so they agree on which txs a diff may carry.
 import type { PreimageStyle } from '../signing/domains.js';
 import { recoverPreimageSigner } from '../signing/primitive.js';
+import type { TxEnv } from './apply-context.js';
 import { authorizeSlotSigner } from './authorize.js';
-import type { TxEnv } from './context.js';
 import type { WorkingState } from './types.js';
 
 function stylesToTry(s: WorkingState): readonly PreimageStyle[] {

@@ -5,7 +5,7 @@
 // sessions on the in-memory store (no requests are served here).
 import { Writable } from 'node:stream';
 import { PrivateKey } from '@gonka-gateway/chain';
-import { HttpHostTransport, InMemorySessionStore, systemClock } from '@gonka-gateway/devshard';
+import { HttpHostTransport, InMemorySessionStore, systemClock } from '@gonka-gateway/devshard/session';
 import { createLogger, redisKeys, sealSecret } from '@gonka-gateway/shared';
 import {
   createTestDatabase,

@@ -3,7 +3,7 @@
 // live under `{inference_url}/devshard/{version}`. Loaded before a session opens and refreshed when
 // an address is unknown, so `resolve` (synchronous, as UserSession needs it) answers from memory.
 import { type ChainClient, queryParticipants } from '@gonka-gateway/chain';
-import { devshardBaseUrl, type HostTarget } from '@gonka-gateway/devshard';
+import { devshardBaseUrl, type HostTarget } from '@gonka-gateway/devshard/session';
 
 export interface HostDirectoryOptions {
   readonly client: ChainClient;

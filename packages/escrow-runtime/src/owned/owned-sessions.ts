@@ -30,7 +30,7 @@ import {
   systemClock,
   UserSession,
   type UserSessionOptions,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import type { Logger, RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type { Sql } from 'postgres';

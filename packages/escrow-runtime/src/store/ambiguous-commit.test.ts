@@ -3,7 +3,8 @@
 // SessionStoreError (the outcome is unknown, so the caller must not treat it as refused and re-sign),
 // and repeating the identical append must succeed as a no-op, while any other diff for that nonce
 // (what a second signature would be) is refused.
-import { isSessionStoreError, type SessionRecord, type StoredDiff, txOf } from '@gonka-gateway/devshard';
+import { txOf } from '@gonka-gateway/devshard';
+import { isSessionStoreError, type SessionRecord, type StoredDiff } from '@gonka-gateway/devshard/session';
 import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';
 import postgres, { type Sql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

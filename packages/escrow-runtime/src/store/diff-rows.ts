@@ -8,9 +8,9 @@ import {
   type EncodedTx,
   encodeDiffContent,
   type PayloadWire,
-  type StoredDiff,
   type WarmKeyBinding,
 } from '@gonka-gateway/devshard';
+import type { StoredDiff } from '@gonka-gateway/devshard/session';
 
 export interface DiffRow {
   nonce: string;

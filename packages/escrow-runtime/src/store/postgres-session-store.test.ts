@@ -1,7 +1,7 @@
-// The SessionStore contract (packages/devshard store-contract.ts, unchanged) against real Postgres,
+// The SessionStore contract (packages/devshard src/testing/store-contract.ts, unchanged) against real Postgres,
 // on a database of its own migrated like production; once on a plain postgres.js pool and once on
 // the drizzle-wrapped handle the apps get from openDatabase() (its json serializers differ).
-import { sessionStoreContract } from '@gonka-gateway/devshard';
+import { sessionStoreContract } from '@gonka-gateway/devshard/testing';
 import { type Database, openDatabase } from '@gonka-gateway/shared';
 import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';
 import postgres, { type Sql } from 'postgres';

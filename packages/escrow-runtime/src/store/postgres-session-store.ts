@@ -7,8 +7,8 @@
 // (§2.3). Raw SQL through postgres.js: these conditional writes read best as the statements Postgres
 // runs.
 import type { DevshardSlotSignature } from '@gonka-gateway/chain';
+import type { PayloadWire } from '@gonka-gateway/devshard';
 import {
-  type PayloadWire,
   type SessionRecord,
   type SessionStore,
   SessionStoreError,
@@ -16,7 +16,7 @@ import {
   type StoredDiff,
   type StoredPendingTx,
   type StoredSession,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 import { sqlState } from '@gonka-gateway/shared';
 import type { Sql, TransactionSql } from 'postgres';
 import {

@@ -2,7 +2,7 @@
 // timeouts) beside plain numbers (validation rate, vote factor), and reopening must rebuild exactly
 // the session that was adopted (devshard-protocol.md §10 item 7), so every bigint is written as
 // {"$u64": "<decimal>"} and nothing is inferred from the digits on the way back.
-import type { SessionRecord } from '@gonka-gateway/devshard';
+import type { SessionRecord } from '@gonka-gateway/devshard/session';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createChainClient } from '@gonka-gateway/chain';
-import { HttpHostTransport, isSessionError, systemClock } from '@gonka-gateway/devshard';
+import { HttpHostTransport, isSessionError, systemClock } from '@gonka-gateway/devshard/session';
 import { closeRedis, createLogger, openDatabase, openRedis, redisKeys } from '@gonka-gateway/shared';
 import { creatorKeyFromEnv } from '../owned/creator-key.js';
 import { HostDirectory } from '../owned/host-directory.js';

@@ -3,18 +3,17 @@
 // ones killed with SIGKILL — that no nonce of an escrow was ever sent with two different signatures
 // (issue 8 §8: every diff a host received equals its stored row).
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import type { DiffWire, InferenceRequestWire } from '@gonka-gateway/devshard';
 import {
   type CallOptions,
   type ChatOptions,
   type ChatStream,
-  type DiffWire,
   ForwardingTransport,
   type HostTarget,
   type HostTransport,
-  type InferenceRequestWire,
   type VerifyTimeoutRequest,
   type VerifyTimeoutResponse,
-} from '@gonka-gateway/devshard';
+} from '@gonka-gateway/devshard/session';
 
 export interface SentDiff {
   readonly replicaId: string;

@@ -1,6 +1,6 @@
 // A SessionRecord for runtime tests that never talk to a host: two slots on one host key, v5, a
 // 1 GNK escrow of `creator` (the session is opened and owned, never served).
-import type { SessionRecord } from '@gonka-gateway/devshard';
+import type { SessionRecord } from '@gonka-gateway/devshard/session';
 
 export function twoSlotSessionRecord(
   escrowId: bigint,

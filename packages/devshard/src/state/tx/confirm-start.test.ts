@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../../errors.js';
 import { newMsg, txOf } from '../../proto/tx-builders.js';
 import { signExecutorReceipt } from '../../signing/executor-receipt.js';
-import { expectRejected, run } from '../../test-support/drive.js';
-import { confirmTx, keyN, makeFixture, PROMPT_HASH, startTx } from '../../test-support/session-fixture.js';
+import { expectRejected, run } from '../../testing/drive.js';
+import { confirmTx, keyN, makeFixture, PROMPT_HASH, startTx } from '../../testing/session-fixture.js';
 import { InferenceStatus } from '../types.js';
 
 describe('ConfirmStart (§5.4)', () => {

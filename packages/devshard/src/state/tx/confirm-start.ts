@@ -4,8 +4,8 @@
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
 import type { MsgConfirmStart } from '../../proto/tx-messages.js';
 import { recoverExecutorReceiptSigner } from '../../signing/executor-receipt.js';
+import type { TxEnv } from '../apply-context.js';
 import { authorizeSlotSigner } from '../authorize.js';
-import type { TxEnv } from '../context.js';
 import { updateRecord } from '../record.js';
 import { type InferenceRecord, InferenceStatus, type WorkingState } from '../types.js';
 import { liveRecord, stamped, withRecord } from './common.js';

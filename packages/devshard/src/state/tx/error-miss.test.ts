@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../../errors.js';
-import { expectRejected, run } from '../../test-support/drive.js';
-import {
-  confirmTx,
-  errorMissTx,
-  finishTx,
-  makeFixture,
-  startTx,
-} from '../../test-support/session-fixture.js';
+import { expectRejected, run } from '../../testing/drive.js';
+import { confirmTx, errorMissTx, finishTx, makeFixture, startTx } from '../../testing/session-fixture.js';
 import { InferenceStatus } from '../types.js';
 
 describe('ErrorMiss (§5.4)', () => {

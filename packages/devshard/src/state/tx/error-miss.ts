@@ -4,7 +4,7 @@
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
 import type { MsgErrorMiss } from '../../proto/tx-messages.js';
 import { errorMissVoteBytes } from '../../signing/votes.js';
-import type { TxEnv } from '../context.js';
+import type { TxEnv } from '../apply-context.js';
 import { updateRecord } from '../record.js';
 import { InferenceStatus, type WorkingState } from '../types.js';
 import { costWithout, liveRecord, withHostStats, withRecord } from './common.js';

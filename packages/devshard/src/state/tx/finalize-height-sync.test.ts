@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../../errors.js';
-import { SessionPhase } from '../../hash/state-root.js';
+import { SessionPhase } from '../../hash/root-formula.js';
 import { encodeTx } from '../../proto/devshard-tx.js';
 import { newMsg, txOf } from '../../proto/tx-builders.js';
 import { signDiff } from '../../signing/diff.js';
 import { signHeightAck } from '../../signing/height-ack.js';
-import { expectRejected, run } from '../../test-support/drive.js';
-import { confirmTx, finishTx, makeFixture, startTx } from '../../test-support/session-fixture.js';
+import { expectRejected, run } from '../../testing/drive.js';
+import { confirmTx, finishTx, makeFixture, startTx } from '../../testing/session-fixture.js';
 import { applyDiff } from '../apply-diff.js';
 
 describe('FinalizeRound and RevealSeed (§5.4)', () => {
@@ -102,7 +102,7 @@ describe('height-sync framing (§9 L1–L3, §12 #4)', () => {
   it('L0b: a stamped finish below its stamped confirm in the same diff is refused', async () => {
     const { signExecutorReceipt } = await import('../../signing/executor-receipt.js');
     const { signFinish } = await import('../../signing/proposer.js');
-    const { PROMPT_HASH, RESPONSE_HASH } = await import('../../test-support/session-fixture.js');
+    const { PROMPT_HASH, RESPONSE_HASH } = await import('../../testing/session-fixture.js');
     const f = makeFixture({ tag: 'v5' });
     const s = run(f, [[startTx(1n)]]);
     const content = {

@@ -2,7 +2,7 @@
 // pay no fee. RevealSeed is deprecated and accepted without effect.
 
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
-import { SessionPhase } from '../../hash/state-root.js';
+import { SessionPhase } from '../../hash/root-formula.js';
 import type { WorkingState } from '../types.js';
 
 export function applyFinalizeRound(s: WorkingState): WorkingState {

@@ -4,8 +4,8 @@
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
 import type { MsgFinishInference } from '../../proto/tx-messages.js';
 import { recoverFinishProposer } from '../../signing/proposer.js';
+import type { TxEnv } from '../apply-context.js';
 import { authorizeSlotSigner } from '../authorize.js';
-import type { TxEnv } from '../context.js';
 import { updateRecord } from '../record.js';
 import { InferenceStatus, type WorkingState } from '../types.js';
 import { liveRecord, requireEscrowId, tokenCost, withHostStats, withRecord } from './common.js';

@@ -4,9 +4,9 @@
 // when it answers a heartbeat in the log.
 
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
-import { SessionPhase } from '../../hash/state-root.js';
+import { SessionPhase } from '../../hash/root-formula.js';
 import type { MsgForceHeightSyncTurn } from '../../proto/tx-messages.js';
-import type { TxEnv } from '../context.js';
+import type { TxEnv } from '../apply-context.js';
 import type { WorkingState } from '../types.js';
 
 export function applyHeartbeatOrAck(s: WorkingState): WorkingState {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../../errors.js';
 import { txOf } from '../../proto/tx-builders.js';
-import { expectRejected, run } from '../../test-support/drive.js';
-import { makeFixture, startTx } from '../../test-support/session-fixture.js';
+import { expectRejected, run } from '../../testing/drive.js';
+import { makeFixture, startTx } from '../../testing/session-fixture.js';
 import { InferenceStatus } from '../types.js';
 
 const v5 = (config = {}) => makeFixture({ tag: 'v5', config: { maxTokensFloor: 64n, ...config } });
@@ -75,7 +75,7 @@ describe('StartInference (§5.4)', () => {
 describe('StartInference duplicate guard', () => {
   it('rejects an id that is live or was ever started (unreachable through diffs: id = nonce)', async () => {
     const { applyStartInference } = await import('./start-inference.js');
-    const { txEnv } = await import('../context.js');
+    const { txEnv } = await import('../apply-context.js');
     const { newMsg } = await import('../../proto/tx-builders.js');
     const f = v5();
     const s = run(f, [[startTx(1n, { maxTokens: 64n })]]);

@@ -3,9 +3,9 @@
 // = nonce) are in state/diff-checks.ts.
 
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
-import { SessionPhase } from '../../hash/state-root.js';
+import { SessionPhase } from '../../hash/root-formula.js';
 import type { MsgStartInference } from '../../proto/tx-messages.js';
-import type { TxEnv } from '../context.js';
+import type { TxEnv } from '../apply-context.js';
 import { executorSlotFor } from '../group.js';
 import { idLogAppend, idLogHas } from '../id-log.js';
 import { makeRecord } from '../record.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../../errors.js';
 import { TimeoutReason } from '../../proto/tx-messages.js';
-import { expectRejected, run } from '../../test-support/drive.js';
-import { confirmTx, keyN, makeFixture, startTx, timeoutTx } from '../../test-support/session-fixture.js';
+import { expectRejected, run } from '../../testing/drive.js';
+import { confirmTx, keyN, makeFixture, startTx, timeoutTx } from '../../testing/session-fixture.js';
 import { InferenceStatus } from '../types.js';
 
 // 5 slots, vote threshold 1: accept weight must be ≥ 2.

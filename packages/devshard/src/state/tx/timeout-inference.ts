@@ -4,7 +4,7 @@
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
 import { type MsgTimeoutInference, TimeoutReason } from '../../proto/tx-messages.js';
 import { timeoutVoteBytes } from '../../signing/votes.js';
-import type { TxEnv } from '../context.js';
+import type { TxEnv } from '../apply-context.js';
 import { updateRecord } from '../record.js';
 import { InferenceStatus, type WorkingState } from '../types.js';
 import { liveRecord, withHostStats, withRecord } from './common.js';

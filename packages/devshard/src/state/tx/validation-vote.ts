@@ -4,7 +4,7 @@
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
 import type { MsgValidationVote } from '../../proto/tx-messages.js';
 import { validationVoteProposerBytes } from '../../signing/proposer.js';
-import type { TxEnv } from '../context.js';
+import type { TxEnv } from '../apply-context.js';
 import { hasSlotBit, updateRecord, withSlotBit } from '../record.js';
 import { InferenceStatus, type WorkingState } from '../types.js';
 import { verifyStyledSlotSignature } from '../vote-style.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DevshardErrorCode } from '../../errors.js';
 import { txOf } from '../../proto/tx-builders.js';
-import { expectRejected, run } from '../../test-support/drive.js';
+import { expectRejected, run } from '../../testing/drive.js';
 import {
   confirmTx,
   finishTx,
@@ -9,7 +9,7 @@ import {
   startTx,
   validationTx,
   voteTx,
-} from '../../test-support/session-fixture.js';
+} from '../../testing/session-fixture.js';
 import { InferenceStatus } from '../types.js';
 
 // Inference 1 runs on slot 1; threshold 1.

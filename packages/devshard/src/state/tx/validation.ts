@@ -3,7 +3,7 @@
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
 import type { MsgValidation } from '../../proto/tx-messages.js';
 import { validationProposerBytes } from '../../signing/proposer.js';
-import type { TxEnv } from '../context.js';
+import type { TxEnv } from '../apply-context.js';
 import { hasSlotBit, updateRecord, withSlotBit } from '../record.js';
 import { InferenceStatus, type WorkingState } from '../types.js';
 import { verifyStyledSlotSignature } from '../vote-style.js';

@@ -4,7 +4,7 @@
 import { DevshardError, DevshardErrorCode } from '../../errors.js';
 import type { SlotVote } from '../../proto/tx-messages.js';
 import type { PreimageStyle } from '../../signing/domains.js';
-import type { TxEnv } from '../context.js';
+import type { TxEnv } from '../apply-context.js';
 import type { WorkingState } from '../types.js';
 import { verifyStyledSlotSignature } from '../vote-style.js';
 
