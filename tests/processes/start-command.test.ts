@@ -1,18 +1,24 @@
-// The README's `./start` as a user runs it (issue 13 item 1): devnet, controller, two proxy replicas
-// behind HAProxy on the gateway port, the demo escrow opened through the admin API, and the printed
-// curl's user key streaming a chat completion through the load balancer; SIGTERM stops every child.
-// When haproxy is not on PATH the same test checks the one-replica fallback (tests never install).
-import { execFileSync } from 'node:child_process';
+// The README's `./start` as a user runs it (issue 13, "Done when"): bash ./start in its own process
+// group with a fresh environment, the keys it generates, the devnet, the controller and two proxy
+// replicas behind HAProxy on the gateway port, the demo escrow opened through the admin API; the
+// printed snippets run as pasted; the official openai client streams and not through the load
+// balancer; an escrow created and settled through the admin API; a replica killed with SIGKILL is
+// restarted while the gateway keeps answering; Ctrl-C stops every child. When haproxy is not on PATH
+// the same test checks the one-replica fallback (tests never install).
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createChainClient, queryEscrow } from '@gonka-gateway/chain';
 import { findHaproxy } from '@gonka-gateway/deploy';
+import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { dropTestDatabase } from '@gonka-gateway/shared/testing';
+import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startProcess } from '../support/gateway-process.js';
+import { freePort, REPO_ROOT, startProcess } from '../support/gateway-process.js';
 
 const dbName = `gw_start_${randomBytes(5).toString('hex')}`;
 afterAll(async () => {
@@ -47,10 +53,64 @@ const alive = (pid: number) => {
   }
 };
 
+/** `./start` as a user runs it: bash, in its own process group (a terminal's job), output collected. */
+function runStart(env: Record<string, string>) {
+  const child = spawn('bash', ['./start'], {
+    cwd: REPO_ROOT,
+    // A fresh shell's environment: PATH and HOME, plus what the test chooses below.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout.on('data', (d: Buffer) => {
+    text += String(d);
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    text += String(d);
+  });
+  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  return {
+    child,
+    exited,
+    output: () => text,
+    /** Ctrl-C in the terminal: SIGINT to the whole foreground process group. */
+    interrupt: () => {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
+      return exited;
+    },
+  };
+}
+
+/** The lines of a printed block, from the line after `heading` to the next blank line. */
+function printedBlock(out: string, heading: string): string {
+  const lines = out.split('\n');
+  const at = lines.findIndex((l) => l === heading);
+  expect(at, `"${heading}" in:\n${out}`).toBeGreaterThan(-1);
+  const end = lines.findIndex((l, i) => i > at && l.trim() === '');
+  return lines.slice(at + 1, end).join('\n');
+}
+
+const sh = (script: string, cwd = REPO_ROOT) =>
+  new Promise<string>((resolve, reject) =>
+    execFile('sh', ['-c', script], { cwd, timeout: 60_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+    ),
+  );
+
+function readEnvFile(path: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const m = /^([A-Z_]+)=(.*)$/.exec(line);
+    if (m) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
 describe('the README start command', () => {
   const withHaproxy = findHaproxy() !== undefined;
 
-  it(`starts devnet, controller and ${withHaproxy ? 'two replicas behind haproxy' : 'one replica (no haproxy)'}, opens the demo escrow, streams a chat with the printed key, and stops every child on SIGTERM`, async () => {
+  it(`./start with a fresh environment: ${withHaproxy ? 'two replicas behind haproxy' : 'one replica (no haproxy)'}, the printed snippets work, the openai client chats streamed and not, an escrow is created and settled through the admin API, a killed replica comes back, and Ctrl-C leaves no process`, async () => {
     const db = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
     db.pathname = `/${dbName}`;
     const [gatewayPort, p1, p2, controllerPort] = [
@@ -60,7 +120,8 @@ describe('the README start command', () => {
       await freePort(),
     ];
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-start-'));
-    const start = startProcess('deploy/src/start.ts', {
+    // Only what moves ./start off the machine's shared defaults; the keys are generated by ./start.
+    const start = runStart({
       DEVNET_PORTS: 'ephemeral',
       DEVNET_BLOCK_INTERVAL_MS: '100',
       START_DATA_DIR: dataDir,
@@ -71,20 +132,21 @@ describe('the README start command', () => {
       DATABASE_URL: db.toString(),
       REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
       REDIS_KEY_PREFIX: `gwstart:${randomBytes(4).toString('hex')}:`,
-      // Every secret comes from the environment, so ./start writes no dev.env into the checkout.
-      DEVSHARD_PRIVATE_KEY: randomBytes(32).toString('hex'),
-      DEVSHARD_API_KEYS: `sk-${randomBytes(24).toString('hex')}`,
-      DEVSHARD_ADMIN_API_KEY: `sk-admin-${randomBytes(24).toString('hex')}`,
-      GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      // A killed owner's escrow is taken over sooner (README "Configuration").
+      GATEWAY_LEASE_TTL_MS: '3000',
       // Never install anything from a test: with haproxy missing, the fallback is what is checked.
       CI: 'true',
     });
+    const gateway = `http://127.0.0.1:${gatewayPort}`;
     try {
       await expect
         .poll(() => start.output().includes('gateway ready on the devnet') || start.child.exitCode !== null, {
           timeout: 150_000,
           interval: 200,
         })
+        .toBe(true);
+      await expect
+        .poll(() => start.output().includes('Ctrl-C stops everything'), { timeout: 5_000 })
         .toBe(true);
       const out = start.output();
       expect(start.child.exitCode, out).toBeNull();
@@ -99,37 +161,170 @@ describe('the README start command', () => {
       } else {
         expect(out).toMatch(/haproxy is not installed and cannot be installed here: one proxy replica/);
       }
+      // The keys ./start generated, where it says they are (mode 0600).
+      const devEnvPath = join(dataDir, 'dev.env');
+      expect(out).toContain(`API keys          in ${devEnvPath}`);
+      expect(statSync(devEnvPath).mode & 0o777).toBe(0o600);
+      const keys = readEnvFile(devEnvPath);
+      const userKey = keys.DEVSHARD_API_KEYS!;
+      const adminKey = keys.DEVSHARD_ADMIN_API_KEY!;
 
-      // The printed curl, as pasted: its key, model and URL.
-      const curl = /curl -N (\S+) \\\n\s+-H 'authorization: Bearer (sk-[^']+)'[^\n]*\\\n\s+-d '([^']+)'/.exec(
-        out,
-      );
-      expect(curl, out).not.toBeNull();
-      const [, url, key, body] = curl!;
-      expect(url).toBe(`http://127.0.0.1:${gatewayPort}/v1/chat/completions`);
-      const res = await fetch(url!, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: body!.replace('"stream":true', '"stream":true,"max_tokens":16'),
-        signal: AbortSignal.timeout(60_000),
-      });
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
-      const text = await res.text();
-      const deltas = text
+      // The printed snippets, run as pasted.
+      const plain = JSON.parse(await sh(printedBlock(out, 'a chat completion with the user key:')));
+      expect(plain.choices[0].message.content.length).toBeGreaterThan(0);
+      const streamed = await sh(printedBlock(out, 'the same, streamed:'));
+      const deltas = streamed
         .split('\n')
         .filter((l) => l.startsWith('data: ') && l !== 'data: [DONE]')
         .map((l) => JSON.parse(l.slice(6)) as { choices: { delta?: { content?: string } }[] });
       expect(deltas.map((d) => d.choices[0]?.delta?.content ?? '').join('').length).toBeGreaterThan(0);
-      expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      expect(streamed.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      const nodeSnippet = printedBlock(
+        out,
+        'Node (npm install openai; save as chat.mjs, run node chat.mjs):',
+      );
+      expect(nodeSnippet).toContain(`baseURL: '${gateway}/v1'`);
+      // Run from tests/, where the official openai package is installed.
+      const fromNode = await new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ['--input-type=module', '-e', nodeSnippet],
+          { cwd: join(REPO_ROOT, 'tests'), timeout: 60_000 },
+          (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+        ),
+      );
+      expect(fromNode.trim().length).toBeGreaterThan(0);
+      expect(printedBlock(out, 'Python (pip install openai):')).toContain(`base_url="${gateway}/v1"`);
 
-      // Every child of ./start (tsx workers, replicas, controller, haproxy) is gone after SIGTERM.
+      // The official client through the gateway URL, non-streamed and streamed.
+      const modelId = QWEN_MODEL;
+      const client = new OpenAI({
+        apiKey: userKey,
+        baseURL: `${gateway}/v1`,
+        maxRetries: 0,
+        timeout: 60_000,
+      });
+      const completion = await client.chat.completions.create({
+        model: modelId,
+        messages: [{ role: 'user', content: 'through the load balancer' }],
+        max_tokens: 16,
+      });
+      expect(completion.choices[0]!.message.content?.length).toBeGreaterThan(0);
+      const stream = await client.chat.completions.create({
+        model: modelId,
+        messages: [{ role: 'user', content: 'streamed through the load balancer' }],
+        max_tokens: 16,
+        stream: true,
+      });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+      expect(text.length).toBeGreaterThan(0);
+
+      // An escrow created and settled through the admin API on the gateway URL.
+      const admin = async (method: string, path: string, body?: object) => {
+        const res = await fetch(`${gateway}${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${adminKey}`,
+            ...(body ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+          signal: AbortSignal.timeout(90_000),
+        });
+        const raw = await res.text();
+        return { status: res.status, raw, json: raw ? JSON.parse(raw) : undefined };
+      };
+      const chainId = /gateway ready on the devnet \(chain id ([^)]+)\)/.exec(out)![1]!;
+      const created = await admin('POST', '/v1/admin/escrows', {
+        amount: String(5n * GNK),
+        model_id: modelId,
+        chain_id: chainId,
+        private_key_env: 'DEVSHARD_PRIVATE_KEY',
+        register: true,
+      });
+      expect(created.status, created.raw).toBe(200);
+      const escrowId = created.json.escrow_id as number;
+      const settle = await admin('POST', `/v1/admin/devshards/${escrowId}/settle`, {
+        private_key_env: 'DEVSHARD_PRIVATE_KEY',
+      });
+      expect(settle.status, settle.raw).toBe(202);
+      await expect
+        .poll(async () => (await admin('GET', `/v1/admin/devshards/${escrowId}`)).json.state, {
+          timeout: 90_000,
+          interval: 500,
+        })
+        .toBe('settled');
+      const chainRest = /chain REST (http:\/\/\S+),/.exec(out)![1]!;
+      const onChain = await queryEscrow(
+        createChainClient({ chainRest, timeoutMs: 10_000 }),
+        BigInt(escrowId),
+      );
+      expect(onChain.escrow?.settled).toBe(true);
+
+      // A replica that dies: the one serving the demo escrow is killed; ./start logs it and starts it
+      // again after a moment, and the gateway keeps answering (the other replica takes the escrow
+      // over when the lease runs out).
+      const replicaPorts = withHaproxy ? [p1, p2] : [gatewayPort];
+      const serving = async (port: number) =>
+        (
+          (await (await fetch(`http://127.0.0.1:${port}/v1/status`)).json()) as {
+            runtimes: { status: string }[];
+          }
+        ).runtimes.filter((r) => r.status === 'serving').length;
+      let victimPort = replicaPorts[0]!;
+      for (const port of replicaPorts) if ((await serving(port)) > 0) victimPort = port;
+      const victimIndex = replicaPorts.indexOf(victimPort) + 1;
+      const proxies = descendants(start.child.pid!).filter((pid) => {
+        try {
+          const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+          return (
+            readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('apps/proxy/src/main.ts') &&
+            environ.includes(`DEVSHARD_PORT=${victimPort}`)
+          );
+        } catch {
+          return false;
+        }
+      });
+      expect(proxies).toHaveLength(1);
+      process.kill(proxies[0]!, 'SIGKILL');
+      await expect
+        .poll(() => start.output(), { timeout: 30_000, interval: 200 })
+        .toMatch(new RegExp(`the proxy ${victimIndex} exited \\(SIGKILL\\); restarting it in 1 s`));
+      await expect
+        .poll(
+          () =>
+            client.chat.completions
+              .create({
+                model: modelId,
+                messages: [{ role: 'user', content: 'still there?' }],
+                max_tokens: 8,
+              })
+              .then((r) => (r.choices[0]?.message.content?.length ?? 0) > 0)
+              .catch(() => false),
+          { timeout: 60_000, interval: 250 },
+        )
+        .toBe(true);
+      await expect
+        .poll(() => start.output(), { timeout: 30_000, interval: 200 })
+        .toMatch(new RegExp(`the proxy ${victimIndex} restarted \\(pid \\d+\\)`));
+      await expect
+        .poll(
+          () =>
+            fetch(`http://127.0.0.1:${victimPort}/readyz`)
+              .then((r) => r.status)
+              .catch(() => 0),
+          { timeout: 60_000, interval: 250 },
+        )
+        .toBe(200);
+      expect(start.child.exitCode).toBeNull();
+
+      // Ctrl-C: every process ./start started (the restarted replica and haproxy too) is gone.
       const kids = descendants(start.child.pid!);
       if (withHaproxy) {
         const names = execFileSync('ps', ['-o', 'comm=', '-p', kids.join(',')], { encoding: 'utf8' });
         expect(names).toMatch(/haproxy/);
       }
-      expect(await start.stop()).toBe(0);
+      expect(await start.interrupt()).toBe(0);
       // esbuild service helpers of tsx end when their parent's pipe closes, a moment after it.
       const survivors = () => {
         const left = kids.filter(alive);
@@ -138,11 +333,11 @@ describe('the README start command', () => {
           : '';
       };
       await expect.poll(survivors, { timeout: 10_000, interval: 100 }).toBe('');
-      await expect(fetch(`http://127.0.0.1:${gatewayPort}/v1/status`)).rejects.toThrow();
+      await expect(fetch(`${gateway}/v1/status`)).rejects.toThrow();
     } finally {
-      await start.stop('SIGTERM');
+      await start.interrupt();
     }
-  }, 200_000);
+  }, 300_000);
 
   it('names a taken port with the variable that moves it, before starting anything', async () => {
     const blocker = createServer().listen(0, '127.0.0.1');
