@@ -1,9 +1,10 @@
 #!/bin/sh
 # Entrypoint of the gateway image (deploy/Dockerfile): one image, three programs, chosen by the first
-# argument. `exec` makes node PID 1's only child-free process, so SIGTERM from `docker stop` or the
-# kubelet reaches the service's graceful drain directly.
+# argument. `exec` replaces this shell with node, so SIGTERM from `docker stop` or the kubelet
+# reaches the service's graceful drain directly. GATEWAY_APP_DIR (default /app) lets the image test
+# (deploy/src/checks/image.test.ts) run this script against a replay of the image in a temp dir.
 set -eu
-cd /app
+cd "${GATEWAY_APP_DIR:-/app}"
 program=${1:-proxy}
 [ "$#" -gt 0 ] && shift
 case "$program" in

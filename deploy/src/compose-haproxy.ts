@@ -21,6 +21,7 @@ export function composeHaproxyConfig(): string {
     ],
     dockerDns: true,
     apiOnly: true,
+    metricsPort: 8405,
   });
 }
 

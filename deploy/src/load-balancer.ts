@@ -64,6 +64,8 @@ export interface HaproxyLayout {
    * Prometheus scrapes each process on its own port (deploy/prometheus/prometheus.yml).
    */
   apiOnly?: boolean;
+  /** A second frontend on this port serving HAProxy's own Prometheus metrics at /metrics. */
+  metricsPort?: number;
 }
 
 /**
@@ -109,6 +111,14 @@ export function haproxyConfig(layout: HaproxyLayout): string {
     `  bind ${layout.bind}`,
     ...(layout.apiOnly ? ['  http-request deny deny_status 404 if { path /metrics /healthz /readyz }'] : []),
     '  default_backend proxies',
+    ...(layout.metricsPort
+      ? [
+          'frontend metrics',
+          `  bind :${layout.metricsPort}`,
+          '  http-request use-service prometheus-exporter if { path /metrics }',
+          '  http-request deny deny_status 404',
+        ]
+      : []),
     'backend proxies',
     '  balance roundrobin',
     '  option httpchk GET /readyz',
