@@ -5,7 +5,7 @@
 // balancer; an escrow created and settled through the admin API; a replica killed with SIGKILL is
 // restarted while the gateway keeps answering; Ctrl-C stops every child. When haproxy is not on PATH
 // the same test checks the one-replica fallback (tests never install).
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
@@ -19,68 +19,12 @@ import { dropTestDatabase } from '@gonka-gateway/shared/testing';
 import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, REPO_ROOT, startProcess } from '../support/gateway-process.js';
+import { alive, descendants, runStart } from '../support/start-command.js';
 
 const dbName = `gw_start_${randomBytes(5).toString('hex')}`;
 afterAll(async () => {
   await dropTestDatabase(dbName);
 });
-
-/** Pids of every descendant of `pid` (children, grandchildren, …). */
-function descendants(pid: number): number[] {
-  const out: number[] = [];
-  const table = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/).map(Number) as [number, number]);
-  const walk = (p: number) => {
-    for (const [child, parent] of table) {
-      if (parent === p) {
-        out.push(child);
-        walk(child);
-      }
-    }
-  };
-  walk(pid);
-  return out;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/** `./start` as a user runs it: bash, in its own process group (a terminal's job), output collected. */
-function runStart(env: Record<string, string>) {
-  const child = spawn('bash', ['./start'], {
-    cwd: REPO_ROOT,
-    // A fresh shell's environment: PATH and HOME, plus what the test chooses below.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let text = '';
-  child.stdout.on('data', (d: Buffer) => {
-    text += String(d);
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    text += String(d);
-  });
-  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
-  return {
-    child,
-    exited,
-    output: () => text,
-    /** Ctrl-C in the terminal: SIGINT to the whole foreground process group. */
-    interrupt: () => {
-      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
-      return exited;
-    },
-  };
-}
 
 /** The lines of a printed block, from the line after `heading` to the next blank line. */
 function printedBlock(out: string, heading: string): string {
