@@ -1,11 +1,15 @@
 // deploy/k8s (kustomize base) read the way kubectl would: every resource the kustomization lists
-// parses and has its kind's required fields; the proxy is ready on /readyz with a PDB and an HPA; the
+// parses and passes its kind's API schema (kubernetes-models, which bundles the schemas: no cluster); the proxy is ready on /readyz with a PDB and an HPA; the
 // controller runs two replicas; Services match pod labels and ports; every pod is scraped by
 // Prometheus; secrets are referenced by name, never inlined; and every variable the gateway needs
 // without a default is provided.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { VARIABLES, type VariableSpec } from '@gonka-gateway/shared';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { Service } from 'kubernetes-models/v1/Service';
 import { describe, expect, it } from 'vitest';
 import { DEPLOY_DIR, readDeployFile, readYaml, readYamlDocuments, type Yaml } from './deploy-files.js';
 
@@ -58,6 +62,22 @@ describe('deploy/k8s', () => {
         }
       }
     }
+  });
+
+  it('every resource passes the Kubernetes API schema of its kind (kubernetes-models, offline)', () => {
+    const models: Record<string, new (data: Yaml) => { validate(): void }> = {
+      Deployment,
+      Service,
+      PodDisruptionBudget,
+      HorizontalPodAutoscaler,
+    };
+    for (const r of resources)
+      expect(() => new models[r.kind]!(r).validate(), `${r.kind} ${r.metadata.name}`).not.toThrow();
+    // The schema check can fail: a wrong type is refused.
+    const proxy = named('Deployment', 'gateway-proxy');
+    expect(() => new Deployment({ ...proxy, spec: { ...proxy.spec, replicas: 'two' } }).validate()).toThrow(
+      /replicas/,
+    );
   });
 
   it('proxy: readiness on /readyz, liveness with the spec timings, a PDB and an HPA that keep two', () => {
