@@ -26,6 +26,7 @@ export default defineConfig({
       project('proxy', 'apps/proxy'),
       project('controller', 'apps/controller'),
       project('cli', 'apps/cli'),
+      project('deploy', 'deploy'),
       project('e2e', 'tests'),
     ],
   },

@@ -4,12 +4,15 @@
 // 3. the controller (creates and migrates the database), then two proxy replicas, as their own
 //    processes, behind HAProxy on the spec's {gateway_url} 127.0.0.1:18080 (load-balancer.ts); one
 //    replica on that port instead when haproxy is missing and cannot be installed;
-// 4. the demo escrow for the default model through the admin API (demo-escrow.ts), and a curl to try;
-// 5. Ctrl-C (or SIGTERM) drains and stops all of it, haproxy included.
+// 4. the demo escrow for the default model through the admin API (demo-escrow.ts), and snippets to
+//    try it (chat-snippets.ts: curl, curl streamed, Python and Node `openai`);
+// 5. a process that dies is logged and restarted after a moment (restart-policy.ts);
+// 6. Ctrl-C (or SIGTERM) drains and stops all of it, haproxy included.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createChainClient, PrivateKey } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL, startDevnet } from '@gonka-gateway/devnet';
+import { chatSnippets, formatChatSnippets } from './chat-snippets.js';
 import { ensureDemoEscrow } from './demo-escrow.js';
 import { loadOrCreateDevEnv } from './dev-env.js';
 import {
@@ -20,6 +23,7 @@ import {
 } from './devnet-state.js';
 import { ensureHaproxy, haproxyConfig, type LoadBalancer, startHaproxy } from './load-balancer.js';
 import { takenPort } from './port-check.js';
+import { decideRestart } from './restart-policy.js';
 import { REPO_ROOT, startTsProcess, type TsProcess, waitForHttp } from './ts-process.js';
 
 const env = process.env;
@@ -36,7 +40,9 @@ const verbose = env.START_VERBOSE === '1';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const prefixed = (name: string) => (chunk: string) => {
-  if (!verbose && !/"level":(40|50|60)/.test(chunk) && !/error/i.test(chunk)) return;
+  // While stopping, the children's warnings about closed connections are expected noise.
+  const shown = stopping ? /"level":(50|60)/ : /"level":(40|50|60)|error/i;
+  if (!verbose && !shown.test(chunk)) return;
   for (const line of chunk.split('\n')) if (line.trim()) process.stdout.write(`[${name}] ${line}\n`);
 };
 
@@ -80,7 +86,6 @@ const gatewayEnv: Record<string, string> = {
   GATEWAY_ALLOW_PRIVATE_HOSTS: env.GATEWAY_ALLOW_PRIVATE_HOSTS ?? 'on',
 };
 
-const children: TsProcess[] = [];
 let balancer: LoadBalancer | undefined;
 let stopping = false;
 async function stopAll(code: number): Promise<never> {
@@ -89,9 +94,9 @@ async function stopAll(code: number): Promise<never> {
     say('\nstopping: load balancer, proxies, controller, devnet…');
     await balancer?.stop();
     // Replicas drain in parallel (each hands its escrows back); the controller goes last.
-    const [controller, ...proxies] = children;
-    await Promise.all(proxies.map((p) => p.stop('SIGTERM')));
-    await controller?.stop('SIGTERM');
+    const [controller, ...proxies] = supervised;
+    await Promise.all(proxies.map((p) => p.current().stop('SIGTERM')));
+    await controller?.current().stop('SIGTERM');
     await devnet.close();
   }
   process.exit(code);
@@ -99,34 +104,63 @@ async function stopAll(code: number): Promise<never> {
 process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
-function startChild(name: string, entry: string, extraEnv: Record<string, string> = {}): TsProcess {
-  const child = startTsProcess(entry, { ...gatewayEnv, ...extraEnv }, { onOutput: prefixed(name) });
-  children.push(child);
-  void child.exited.then((code) => {
-    if (stopping) return;
-    say(`the ${name} exited (${code}):\n${child.output().split('\n').slice(-15).join('\n')}`);
-    void stopAll(1);
-  });
-  return child;
+/**
+ * Runs one gateway process and, when it dies while ./start runs, logs it and starts it again after
+ * a moment (restart-policy.ts); meanwhile haproxy sends requests to the other replica. A crash loop
+ * or a configuration error stops everything instead. `current()` is the live process.
+ */
+interface Supervised {
+  name: string;
+  current(): TsProcess;
+}
+const supervised: Supervised[] = [];
+
+function startChild(name: string, entry: string, extraEnv: Record<string, string> = {}): Supervised {
+  const exits: number[] = [];
+  let proc: TsProcess;
+  const launch = () => {
+    proc = startTsProcess(entry, { ...gatewayEnv, ...extraEnv }, { onOutput: prefixed(name) });
+    const mine = proc;
+    void mine.exited.then((code) => {
+      if (stopping) return;
+      const decision = decideRestart(code, exits, Date.now());
+      const tail = mine.output().split('\n').slice(-15).join('\n');
+      if (decision.action === 'give_up') {
+        say(`the ${name} exited (${code}) and is not restarted: ${decision.reason}:\n${tail}`);
+        void stopAll(1);
+        return;
+      }
+      say(`the ${name} exited (${code}); restarting it in ${decision.delayMs / 1000} s`);
+      setTimeout(() => {
+        if (stopping) return;
+        launch();
+        say(`the ${name} restarted (pid ${proc.child.pid})`);
+      }, decision.delayMs);
+    });
+  };
+  launch();
+  const handle = { name, current: () => proc };
+  supervised.push(handle);
+  return handle;
 }
 
-function startReplica(i: number, port: string): { child: TsProcess; port: string } {
-  const child = startChild(`proxy ${i + 1}`, 'apps/proxy/src/main.ts', {
+function startReplica(i: number, port: string): { proxy: Supervised; port: string } {
+  const proxy = startChild(`proxy ${i + 1}`, 'apps/proxy/src/main.ts', {
     DEVSHARD_PORT: port,
     GATEWAY_REPLICA_ID: `start-${i + 1}`,
     GATEWAY_PROXY_INTERNAL_URL: `http://127.0.0.1:${port}`,
   });
-  return { child, port };
+  return { proxy, port };
 }
 
 const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-let replicas: { child: TsProcess; port: string }[] = [];
+let replicas: { proxy: Supervised; port: string }[] = [];
 try {
   say('starting the controller…');
   const controller = startChild('controller', 'apps/controller/src/main.ts', {
     DEVSHARD_PORT: replicaPorts[0]!,
   });
-  await waitForHttp(`http://127.0.0.1:${controllerPort}/internal/health`, controller);
+  await waitForHttp(`http://127.0.0.1:${controllerPort}/internal/health`, controller.current());
   const haproxy = env.START_LOAD_BALANCER === 'none' ? undefined : ensureHaproxy(say);
   if (haproxy) {
     say('starting two proxy replicas…');
@@ -135,14 +169,15 @@ try {
     say(`haproxy is not installed and cannot be installed here: one proxy replica serves ${gatewayUrl}`);
     replicas = [startReplica(0, gatewayPort)];
   }
-  await Promise.all(replicas.map((r) => waitForHttp(`http://127.0.0.1:${r.port}/readyz`, r.child)));
+  await Promise.all(replicas.map((r) => waitForHttp(`http://127.0.0.1:${r.port}/readyz`, r.proxy.current())));
   if (haproxy) {
     say(`starting haproxy on ${gatewayUrl}…`);
     mkdirSync(dataDir, { recursive: true });
-    const config = haproxyConfig(
-      Number(gatewayPort),
-      replicas.map((r, i) => ({ name: `proxy${i + 1}`, port: Number(r.port) })),
-    );
+    const config = haproxyConfig({
+      header: 'Generated by ./start (deploy/src/load-balancer.ts); rewritten at every start.',
+      bind: `127.0.0.1:${gatewayPort}`,
+      servers: replicas.map((r, i) => ({ name: `proxy${i + 1}`, address: `127.0.0.1:${r.port}` })),
+    });
     const lb = startHaproxy(haproxy, join(dataDir, 'haproxy.cfg'), config);
     balancer = lb;
     void lb.exited.then((code) => {
@@ -180,16 +215,15 @@ say(`
 gateway ready on the devnet (chain id ${devnet.chainId})
   gateway           ${gatewayUrl}   ${balancer ? `haproxy → proxy replicas on ${replicaLine}` : 'one proxy replica (no load balancer)'}
   controller        http://127.0.0.1:${controllerPort}    metrics: GET /metrics on every process
+  API reference     http://127.0.0.1:${controllerPort}/docs (OpenAPI document: /openapi.json)
   devnet            chain REST ${devnet.urls.chainRest}, RPC ${devnet.urls.chainRpc}, node ${devnet.urls.node}
   hosts             ${devnet.participants.map((p) => p.inferenceUrl).join(', ')}
   creator address   ${creator} (funded and allowlisted on the devnet)
   API keys          in ${devEnvPath} (DEVSHARD_API_KEYS, DEVSHARD_ADMIN_API_KEY)
 
-a streamed chat completion with the user key:
-curl -N ${gatewayUrl}/v1/chat/completions \\
-  -H 'authorization: Bearer ${userKey}' -H 'content-type: application/json' \\
-  -d '{"model":"${modelId}","stream":true,"messages":[{"role":"user","content":"Hello!"}]}'
+${formatChatSnippets(chatSnippets({ gatewayUrl, userKey, modelId }))}
 
 also:  curl -s ${gatewayUrl}/v1/status
        pnpm gwctl balance ${creator}
+       set -a; . ${devEnvPath}; set +a; pnpm gwctl admin devshards   (README "Quick start")
 Ctrl-C stops everything. START_VERBOSE=1 shows every log line.`);

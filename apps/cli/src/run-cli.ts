@@ -7,6 +7,8 @@ import { Command, CommanderError } from 'commander';
 import { redactKeyShaped, refuseSecretsInArgv } from './argv-guard.js';
 import { CliFailure, type CliIo, EXIT, UsageError } from './cli-io.js';
 import { registerAccount } from './commands/account.js';
+import { registerAdmin } from './commands/admin.js';
+import { registerChat } from './commands/chat.js';
 import { registerDirectRequests } from './commands/direct-requests.js';
 import { registerEscrow } from './commands/escrow.js';
 import { registerKeys } from './commands/keys.js';
@@ -18,7 +20,7 @@ import { addGlobalOptions } from './context.js';
 export function buildProgram(io: CliIo): Command {
   const program = new Command('gwctl')
     .description(
-      'Operator CLI of the Gonka inference gateway: keys, chain queries, escrows, signed direct requests',
+      'Operator CLI of the Gonka inference gateway: keys, chain queries, escrows, signed direct requests, the admin API',
     )
     .exitOverride()
     .configureOutput({
@@ -35,6 +37,8 @@ export function buildProgram(io: CliIo): Command {
   registerPublishPubkey(program, io);
   registerTxStatus(program, io);
   registerDirectRequests(program, io);
+  registerAdmin(program, io);
+  registerChat(program, io);
   return program;
 }
 

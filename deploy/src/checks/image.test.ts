@@ -1,0 +1,202 @@
+// deploy/Dockerfile without a Docker engine: its shape is checked (node:20-slim, multi-stage,
+// non-root, entrypoints), then its prod-deps and runtime stages are replayed on this host in a temp
+// dir — the same manifests, the same `pnpm install --prod` line (offline, from the local store), the
+// same native-binding check, the same dist folders copied from a tsc build — and both entrypoints
+// are started from that replay against real Postgres and Redis, answering their health routes.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { dropTestDatabase, freePort } from '@gonka-gateway/shared/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { clearRedisPrefix } from '../devnet-state.js';
+import { REPO_ROOT } from '../ts-process.js';
+import { readDeployFile } from './deploy-files.js';
+
+const dockerfile = readDeployFile('Dockerfile');
+const lines = dockerfile.split('\n');
+/** How the Dockerfile names its base image argument in FROM lines. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the Dockerfile's own ARG syntax.
+const NODE_IMAGE_ARG = '${NODE_IMAGE}';
+const stages = [...dockerfile.matchAll(/^FROM (\S+) AS (\S+)$/gm)].map((m) => ({
+  image: m[1]!,
+  name: m[2]!,
+}));
+const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+const entrypoint = readDeployFile('image/entrypoint.sh');
+
+/** Workspace packages (from pnpm-workspace.yaml's globs: apps/*, packages/*, tests, deploy). */
+const WORKSPACE = [
+  ...['apps', 'packages'].flatMap((d) => readdirSync(join(REPO_ROOT, d)).map((n) => `${d}/${n}`)),
+  'tests',
+  'deploy',
+].filter((p) => existsSync(join(REPO_ROOT, p, 'package.json')));
+
+const nameOf = (dir: string) =>
+  JSON.parse(readFileSync(join(REPO_ROOT, dir, 'package.json'), 'utf8')).name as string;
+/** The workspace packages the image's programs need at run time (their dependency closure). */
+function runtimeClosure(roots: string[]): string[] {
+  const byName = new Map(WORKSPACE.map((d) => [nameOf(d), d]));
+  const out = new Set<string>();
+  const visit = (dir: string) => {
+    if (out.has(dir)) return;
+    out.add(dir);
+    const deps = JSON.parse(readFileSync(join(REPO_ROOT, dir, 'package.json'), 'utf8')).dependencies ?? {};
+    for (const dep of Object.keys(deps)) if (byName.has(dep)) visit(byName.get(dep)!);
+  };
+  for (const r of roots) visit(r);
+  return [...out].sort();
+}
+const PROGRAMS = { proxy: 'apps/proxy', controller: 'apps/controller', gwctl: 'apps/cli' } as const;
+const closure = runtimeClosure(Object.values(PROGRAMS));
+
+const dbName = `gw_image_${randomBytes(5).toString('hex')}`;
+const redisPrefix = `gwimage:${randomBytes(4).toString('hex')}:`;
+afterAll(async () => {
+  await dropTestDatabase(dbName);
+  await clearRedisPrefix(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', redisPrefix);
+});
+
+describe('deploy/Dockerfile', () => {
+  it('is multi-stage on node:20-slim and runs as the unprivileged node user', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-slim$/m);
+    expect(stages.map((s) => s.name)).toEqual(['base', 'build', 'prod-deps', 'runtime']);
+    expect(stages[0]!.image).toBe(NODE_IMAGE_ARG);
+    expect(stages[3]!.image).toBe(NODE_IMAGE_ARG);
+    expect(finalStage).toMatch(/^USER node$/m);
+    expect(finalStage).toMatch(/^ENTRYPOINT \["gateway"\]$/m);
+    expect(finalStage).toMatch(/^EXPOSE 8080 8081$/m);
+  });
+
+  it('copies every workspace manifest, and the build output of exactly what the programs need', () => {
+    for (const dir of WORKSPACE) expect(dockerfile, dir).toContain(`COPY ${dir}/package.json ${dir}/`);
+    const copiedDist = lines
+      .map((l) => /^COPY --from=build \/app\/(\S+)\/dist \1\/dist$/.exec(l)?.[1])
+      .filter((d): d is string => d !== undefined)
+      .sort();
+    expect(copiedDist).toEqual(closure);
+    expect(closure).not.toContain('packages/devnet');
+    expect(dockerfile).toContain(
+      'COPY --from=build /app/packages/shared/migrations packages/shared/migrations',
+    );
+  });
+
+  it('maps each entrypoint to a compiled main.js of a program whose tsconfig compiles src to dist', () => {
+    for (const [program, dir] of Object.entries(PROGRAMS)) {
+      expect(entrypoint).toContain(`${program}) exec node ${dir}/dist/main.js "$@" ;;`);
+      expect(existsSync(join(REPO_ROOT, dir, 'src/main.ts')), dir).toBe(true);
+      const tsconfig = JSON.parse(readFileSync(join(REPO_ROOT, dir, 'tsconfig.json'), 'utf8'));
+      expect(tsconfig.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
+    }
+    expect(dockerfile).toMatch(/^RUN pnpm exec tsc -b apps\/proxy apps\/controller apps\/cli$/m);
+  });
+
+  it('replayed on this host: production dependencies only, the native binding loads, both entrypoints start and answer', async () => {
+    // Build stage: the compiled output (incremental; the repo's own dist folders).
+    execFileSync('pnpm', ['exec', 'tsc', '-b', 'apps/proxy', 'apps/controller', 'apps/cli'], {
+      cwd: REPO_ROOT,
+      stdio: 'pipe',
+    });
+    const app = mkdtempSync(join(tmpdir(), 'gw-image-'));
+    try {
+      // base: the manifests the Dockerfile copies.
+      for (const m of dockerfile.matchAll(/^COPY (\S+(?: \S+)*) (\S+\/|\.\/)$/gm)) {
+        const sources = m[1]!.split(' ');
+        if (sources[0]!.startsWith('--')) continue;
+        for (const source of sources) {
+          if (
+            !existsSync(join(REPO_ROOT, source)) ||
+            !source.match(/(package\.json|pnpm-lock\.yaml|pnpm-workspace\.yaml)$/)
+          )
+            continue;
+          const target = m[2] === './' ? join(app, source) : join(app, m[2]!, source.split('/').pop()!);
+          mkdirSync(dirname(target), { recursive: true });
+          cpSync(join(REPO_ROOT, source), target);
+        }
+      }
+      // prod-deps: the Dockerfile's own install line, offline from the local store.
+      const install = /^RUN (pnpm install --frozen-lockfile --prod .*)$/m.exec(dockerfile)![1]!;
+      execFileSync('sh', ['-c', `${install} --offline`], {
+        cwd: app,
+        env: { ...process.env, CI: 'true' },
+        stdio: 'pipe',
+      });
+      // No compilers, test runners or dev tools in the image.
+      const installed = readdirSync(join(app, 'node_modules/.pnpm'));
+      expect(
+        installed.filter((p) =>
+          /^(vitest|typescript|tsx|esbuild|@biomejs|drizzle-kit|testcontainers)@/.test(p),
+        ),
+      ).toEqual([]);
+      expect(installed.some((p) => p.startsWith('fastify@'))).toBe(true);
+      const nativeCheck = /^RUN (node -e .*secp256k1\/bindings.*)$/m.exec(dockerfile)![1]!;
+      execFileSync('sh', ['-c', nativeCheck.replaceAll('/app/', `${app}/`)], { stdio: 'pipe' });
+      // runtime: the build output the Dockerfile copies.
+      for (const m of dockerfile.matchAll(/^COPY --from=build \/app\/(\S+) (\S+)$/gm)) {
+        cpSync(join(REPO_ROOT, m[1]!), join(app, m[2]!), { recursive: true });
+      }
+      const db = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+      db.pathname = `/${dbName}`;
+      const [controllerPort, proxyPort] = [await freePort(), await freePort()];
+      const env = {
+        PATH: process.env.PATH ?? '',
+        GATEWAY_APP_DIR: app,
+        DEVSHARD_ADMIN_API_KEY: `sk-admin-${randomBytes(24).toString('hex')}`,
+        DEVSHARDS_JSON: '[]',
+        DATABASE_URL: db.toString(),
+        REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+        REDIS_KEY_PREFIX: redisPrefix,
+        DEVSHARD_PORT: String(proxyPort),
+        GATEWAY_CONTROLLER_PORT: String(controllerPort),
+        DEVSHARD_STORAGE_DIR: join(app, 'storage'),
+      };
+      const run = (program: string) => {
+        const child = spawn('sh', [join(REPO_ROOT, 'deploy/image/entrypoint.sh'), program], {
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let text = '';
+        child.stdout.on('data', (d) => (text += String(d)));
+        child.stderr.on('data', (d) => (text += String(d)));
+        return { child, output: () => text, exited: once(child, 'exit').then(([c, s]) => c ?? s) };
+      };
+      const answers = (url: string) =>
+        fetch(url)
+          .then((r) => r.status)
+          .catch(() => 0);
+      const controller = run('controller');
+      let proxy: ReturnType<typeof run> | undefined;
+      try {
+        await expect
+          .poll(() => answers(`http://127.0.0.1:${controllerPort}/internal/health`), {
+            timeout: 60_000,
+            interval: 250,
+          })
+          .toBe(200);
+        // As in compose: the proxies start once the controller is healthy (it creates the database).
+        proxy = run('proxy');
+        // The compose health check's exact request.
+        await expect
+          .poll(() => answers(`http://127.0.0.1:${proxyPort}/v1/status`), { timeout: 60_000, interval: 250 })
+          .toBe(200);
+        expect(await answers(`http://127.0.0.1:${proxyPort}/readyz`)).toBe(200);
+      } catch (err) {
+        throw new Error(
+          `${(err as Error).message}\ncontroller:\n${controller.output()}\nproxy:\n${proxy?.output()}`,
+        );
+      } finally {
+        proxy?.child.kill('SIGTERM');
+        controller.child.kill('SIGTERM');
+      }
+      expect(await proxy!.exited).toBe(0);
+      expect(await controller.exited).toBe(0);
+      const usage = run('nonsense');
+      expect(await usage.exited).toBe(64);
+      expect(usage.output()).toMatch(/usage: gateway proxy\|controller\|gwctl/);
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
