@@ -4,6 +4,7 @@
 // the continuation; the old writer is fenced out of the store.
 import { InferenceStatus, SessionPhase } from '@gonka-gateway/devshard';
 import {
+  InMemorySessionStore,
   isSessionError,
   SessionErrorCode,
   type SessionStore,
@@ -201,4 +202,20 @@ describe('a session reloaded from storage after a crash', () => {
     }
     await settleAndCheck(escrow, second, fin);
   }, 60_000);
+  it('refuses an escrow whose hosts hold diffs another store wrote: a hot-swap into another database signs nothing', async () => {
+    const escrow = await gateway.escrow((g) => g.size >= 2, 'two hosts or more');
+    const first = await escrow.open();
+    const served = await serve(first, chatCase(1, ' served here'));
+    expect(served.result).toMatchObject({ status: 'completed', confirmed: true });
+    await first.close();
+    // A fresh escrow's hosts answer the probe 404 (no session yet): no error was reported for it.
+    expect(escrow.eventsOf('host_error').filter((e) => e.operation === 'history-probe')).toEqual([]);
+
+    const elsewhere = new InMemorySessionStore();
+    await elsewhere.create(escrow.record);
+    await expect(escrow.open({ store: elsewhere })).rejects.toMatchObject({
+      code: SessionErrorCode.HistoryElsewhere,
+    });
+    expect((await elsewhere.load(escrow.id.toString()))!.diffs).toEqual([]);
+  });
 });

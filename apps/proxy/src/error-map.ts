@@ -45,6 +45,7 @@ const SESSION: Record<SessionErrorCode, Mapped> = {
   [SessionErrorCode.ComposeFailed]: m('upstream_error', 'the request could not be composed', true),
   [SessionErrorCode.WrongSigner]: m('internal_error', 'the escrow signer is misconfigured', true),
   [SessionErrorCode.NotFound]: m('escrow_not_found', 'no such escrow session', false),
+  [SessionErrorCode.HistoryElsewhere]: m('service_unavailable', 'the escrow cannot be served here', true),
   [SessionErrorCode.CorruptStore]: m('internal_error', 'the escrow session cannot be loaded', true),
   [SessionErrorCode.NoQuorum]: m('upstream_error', 'not enough hosts signed', false),
   [SessionErrorCode.Closed]: m('no_escrow_available', 'the escrow session is closed', true),

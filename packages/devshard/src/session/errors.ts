@@ -46,6 +46,11 @@ export const SessionErrorCode = {
   /** The signer is not the escrow creator (§10 item 8). */
   WrongSigner: 'wrong_signer',
   NotFound: 'not_found',
+  /**
+   * The store holds no diff of this escrow but its hosts do (history-probe.ts): another gateway
+   * served it. Opening would sign nonce 1 a second time; nothing is signed.
+   */
+  HistoryElsewhere: 'history_elsewhere',
   /** Replaying stored diffs did not reproduce their stored roots (or the store's head cannot be read back). */
   CorruptStore: 'corrupt_store',
   /** Signature collection gave up before ⌊2S/3⌋+1 slots (§8.2). */

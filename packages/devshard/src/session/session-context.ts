@@ -53,7 +53,14 @@ export type SessionEvent =
   | {
       readonly type: 'host_error';
       readonly host: string;
-      readonly operation: 'inference' | 'protocol' | 'catch-up' | 'verify-timeout' | 'signatures' | 'mempool';
+      readonly operation:
+        | 'inference'
+        | 'protocol'
+        | 'catch-up'
+        | 'verify-timeout'
+        | 'signatures'
+        | 'mempool'
+        | 'history-probe';
       readonly nonce?: bigint;
       readonly error: Error;
     }

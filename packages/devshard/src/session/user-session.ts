@@ -20,6 +20,7 @@ import { type HostRisk, hostRisk, noteNonService } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { type FinalizeOptions, finalizeSession } from './finalize.js';
 import { type FlushResult, flushDiff } from './flush.js';
+import { refuseHistoryElsewhere } from './history-probe.js';
 import {
   composeInference,
   type InferenceHandlers,
@@ -204,6 +205,7 @@ export class UserSession {
       ctx,
       stored.pendingTxs.map((p) => p.key).filter((k) => !kept.has(k)),
     );
+    if (stored.lastNonce === 0n && !stored.snapshot) await refuseHistoryElsewhere(ctx);
     const session = new UserSession(ctx);
     void session.recoverFromMempools();
     return session;

@@ -22,6 +22,7 @@ import {
   type InferenceHandlers,
   type InferenceInput,
   type InferenceResult,
+  isSessionError,
   type ServedCounts,
   type SessionError,
   SessionErrorCode,
@@ -287,7 +288,20 @@ export class OwnedSessions implements ClaimTarget {
       return true;
     } catch (error) {
       if (entry.state === 'opening') {
-        this.#o.log?.warn({ escrowId: id.toString(), err: error }, 'claiming the escrow failed');
+        if (isSessionError(error) && error.code === SessionErrorCode.HistoryElsewhere) {
+          // Never signable from this store: out of routing for good, like a fault; an operator looks.
+          this.#o.log?.error(
+            { escrowId: id.toString(), err: error },
+            'escrow refused: its hosts hold diffs we do not',
+          );
+          const cause = error.message.slice(0, 500);
+          await this.#recordFault(id, `session refused to open (${error.code}): ${cause}`);
+          await this.#publisher
+            .update(id, escrow.modelId, lease.value, { status: 'faulted', cause })
+            .catch(() => false);
+        } else {
+          this.#o.log?.warn({ escrowId: id.toString(), err: error }, 'claiming the escrow failed');
+        }
         await this.#end(entry);
       }
       return false;
