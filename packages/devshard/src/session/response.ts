@@ -133,8 +133,17 @@ export function processReceipt(
     if (first !== undefined && r.nonce >= first) ctx.stamps.calibrated = true;
   }
   const sig = root ? r.stateSig : undefined;
+  // §7.2 step 2 keeps every state_sig; its recovery runs where a signature is used (issue 10 §4):
+  // at the final nonce — Settlement-phase receipts here, and signature-collection.ts re-checks every
+  // stored one it loads. During serving nothing reads it, so it is kept unchecked: a recovery less
+  // per response. A lying host is still caught (bad_state_signature) before any quorum counts it.
   const verifySignature =
-    root && sig ? () => void storeStateSignature(ctx, host, root, r.nonce, sig) : undefined;
+    root && sig
+      ? () =>
+          void (ctx.state.phase === SessionPhase.Settlement
+            ? storeStateSignature(ctx, host, root, r.nonce, sig)
+            : keepStateSignature(ctx, host, r.nonce, sig))
+      : undefined;
   if (verifySignature && !options.deferSignature) verifySignature();
   advanceHost(ctx, host, r.nonce);
 
@@ -158,6 +167,13 @@ export function processReceipt(
 }
 
 /** Verifies a host's state signature (cold or warm key, §5.7) and stores it for each of its slots. */
+/** Persists a state signature for every slot of `host` at `nonce`, unchecked (see processReceipt). */
+function keepStateSignature(ctx: SessionContext, host: string, nonce: bigint, signature: Uint8Array): void {
+  const slots = ctx.state.group.slotsOf.get(host) ?? [];
+  const entries = slots.map((slotId) => ({ slotId, signature }));
+  inBackground(ctx, 'saveSignatures', () => ctx.store.saveSignatures(ctx.escrowId, nonce, entries));
+}
+
 export function storeStateSignature(
   ctx: SessionContext,
   host: string,
@@ -172,8 +188,6 @@ export function storeStateSignature(
   if (ctx.state.phase === SessionPhase.Settlement && nonce === ctx.state.latestNonce) {
     ctx.settlementSigs.set(host, signature);
   }
-  const slots = ctx.state.group.slotsOf.get(host) ?? [];
-  const entries = slots.map((slotId) => ({ slotId, signature }));
-  inBackground(ctx, 'saveSignatures', () => ctx.store.saveSignatures(ctx.escrowId, nonce, entries));
+  keepStateSignature(ctx, host, nonce, signature);
   return true;
 }
