@@ -16,6 +16,8 @@ import { runtimeVersionFor, type SessionRecord, sessionRecordFromChain } from '@
 
 export interface DevnetChild {
   urls: { chainRest: string; chainRpc: string; node: string; mlNode: string };
+  /** The child's pid: its CPU (hosts and mock model) from /proc. */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ export async function startDevnetChild(env: Record<string, string>): Promise<Dev
   const [message] = (await once(child, 'message')) as [{ urls: DevnetChild['urls'] }];
   return {
     urls: message.urls,
+    pid: child.pid!,
     async close() {
       const exited = once(child, 'exit');
       child.disconnect();
