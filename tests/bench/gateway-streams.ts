@@ -8,19 +8,25 @@
 // and its growth per concurrent stream, and the proxy's event-loop delay from its /metrics
 // (prom-client resets that histogram on every scrape, so a scrape before the wave scopes it).
 // Nothing is asserted. Run: `pnpm bench:streams`; environment BENCH_STREAMS (levels, default
-// 16,64,256,512), BENCH_STREAM_TTFT_MS (200), BENCH_STREAM_PER_TOKEN_MS (20), BENCH_STREAM_TOKENS
-// (200), BENCH_STREAM_ESCROWS (4).
+// 16,64,256,512), BENCH_STREAM_TTFT_MS (200), BENCH_STREAM_PER_TOKEN_MS (a comma list, one scenario
+// each, default 20,200: a realistic token rate, then streams long enough that a whole wave is open
+// at once), BENCH_STREAM_TOKENS (64, the most the mock model writes: its completion is 8–64 tokens
+// by prompt, so prompts are picked that reach the length asked), BENCH_STREAM_ESCROWS (4).
 import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { QWEN_MODEL } from '@gonka-gateway/devnet';
+import { MockModel, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { gatewayVsDirect } from './gateway-vs-direct.js';
 import { processCpuUs, rssBytes } from './proc-stats.js';
+
+/** The mock model's longest completion (packages/devnet mock-model.ts: 8–64 tokens by prompt). */
+const MOCK_MAX_TOKENS = 64;
 
 export interface StreamsOptions {
   levels: number[];
   ttftMs: number;
-  perTokenMs: number;
+  /** One scenario per value. */
+  perTokenMs: number[];
   tokens: number;
   escrows: number;
 }
@@ -29,8 +35,8 @@ export function streamsOptionsFromEnv(env = process.env): StreamsOptions {
   return {
     levels: (env.BENCH_STREAMS ?? '16,64,256,512').split(',').filter(Boolean).map(Number),
     ttftMs: Number(env.BENCH_STREAM_TTFT_MS ?? 200),
-    perTokenMs: Number(env.BENCH_STREAM_PER_TOKEN_MS ?? 20),
-    tokens: Number(env.BENCH_STREAM_TOKENS ?? 200),
+    perTokenMs: (env.BENCH_STREAM_PER_TOKEN_MS ?? '20,200').split(',').filter(Boolean).map(Number),
+    tokens: Math.min(MOCK_MAX_TOKENS, Number(env.BENCH_STREAM_TOKENS ?? MOCK_MAX_TOKENS)),
     escrows: Number(env.BENCH_STREAM_ESCROWS ?? 4),
   };
 }
@@ -43,7 +49,7 @@ interface StreamRun {
   end: number;
   /** ms between one arrival of body bytes and the next. */
   gaps: number[];
-  /** SSE `data:` events, and the socket reads that carried them. */
+  /** SSE `data:` events (content, role and usage frames), and the socket reads that carried them. */
   events: number;
   reads: number;
 }
@@ -139,6 +145,7 @@ interface Wave {
   gapP99: number;
   gapMax: number;
   eventsPerRead: number;
+  eventsPerStream: number;
   wallMs: number;
   peakStreaming: number;
   devnetCpuUsPerStream: number;
@@ -223,6 +230,7 @@ async function wave(
     gapP99: pct(gaps, 0.99),
     gapMax: gaps.at(-1) ?? Number.NaN,
     eventsPerRead: runs.reduce((s, r) => s + r.events, 0) / Math.max(1, reads),
+    eventsPerStream: ok.reduce((s, r) => s + r.events, 0) / done,
     wallMs,
     peakStreaming,
     devnetCpuUsPerStream: devCpuUs / done,
@@ -249,7 +257,7 @@ function formatWave(label: string, w: Wave): string[] {
   const lines = [
     `  ${label.padEnd(8)} ${w.ok}/${w.n} completed, ${w.failed} failed; all started within ${ms(w.startSpanMs)} ` +
       `(${w.startRate.toFixed(0)} starts/s), peak ${w.peakStreaming} streaming; TTFT p50 ${ms(w.ttftP50)} p99 ${ms(w.ttftP99)}; ` +
-      `chunk gap p50 ${ms(w.gapP50)} p99 ${ms(w.gapP99)} max ${ms(w.gapMax)}, ${w.eventsPerRead.toFixed(2)} events per read; ` +
+      `chunk gap p50 ${ms(w.gapP50)} p99 ${ms(w.gapP99)} max ${ms(w.gapMax)}, ${w.eventsPerStream.toFixed(0)} events per stream, ${w.eventsPerRead.toFixed(2)} per read; ` +
       `wave ${(w.wallMs / 1000).toFixed(1)} s; devnet CPU ${(w.devnetCpuUsPerStream / 1000).toFixed(1)} ms per stream`,
   ];
   if (w.proxy) {
@@ -270,34 +278,47 @@ function formatWave(label: string, w: Wave): string[] {
 
 export async function gatewayStreams(options: StreamsOptions): Promise<string[]> {
   const lines: string[] = [];
+  for (const perTokenMs of options.perTokenMs) {
+    lines.push(...(await scenario(options, perTokenMs)), '');
+  }
+  agent.destroy();
+  return lines.slice(0, -1);
+}
+
+async function scenario(options: StreamsOptions, perTokenMs: number): Promise<string[]> {
+  const lines: string[] = [];
   const load = () =>
     `load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')} on ${cpus().length} cores`;
+  // Prompts whose completion reaches `tokens` (the mock's length depends on the prompt alone).
+  const model = new MockModel();
+  let i = 0;
+  const body = () => {
+    for (;;) {
+      const messages = [{ role: 'user', content: `Tell a long story about colours (${i++}).` }];
+      if (model.complete({ model: QWEN_MODEL, messages }).completionTokens < options.tokens) continue;
+      return JSON.stringify({ model: QWEN_MODEL, messages, max_tokens: options.tokens, stream: true });
+    }
+  };
   await gatewayVsDirect({
     seconds: 1,
     concurrency: 1,
     maxTokens: options.tokens,
-    model: { ttftMs: options.ttftMs, perTokenMs: options.perTokenMs },
+    model: { ttftMs: options.ttftMs, perTokenMs },
     escrows: options.escrows,
     probe: async (url, pid, admin, devnet) => {
-      let i = 0;
-      const body = () =>
-        JSON.stringify({
-          model: QWEN_MODEL,
-          messages: [{ role: 'user', content: `Tell a long story about colours (${i++}).` }],
-          max_tokens: options.tokens,
-          stream: true,
-        });
       const direct = { url: devnet.mlNode.replace(/\/$/, ''), headers: {} };
       const gateway = { url, headers: { authorization: `Bearer ${admin}` } };
       // Warm-up: JIT, connection pools, every escrow's first diff.
       await wave(4 * options.escrows, gateway, body, devnet.pid);
       await wave(16, direct, body, devnet.pid);
+      const streamS = (options.ttftMs + perTokenMs * (options.tokens - 1)) / 1000;
       lines.push(
         `concurrent SSE streams through one proxy replica (auth, Redis admission, signing, Postgres ` +
           `write-ahead; ${options.escrows} escrows) vs direct to the mock model: TTFT ${options.ttftMs} ms, ` +
-          `${options.perTokenMs} ms per token, ${options.tokens} tokens per stream; each wave launches all its streams at once`,
+          `${perTokenMs} ms per token, ${options.tokens} tokens (a ${streamS.toFixed(1)} s stream); ` +
+          `each wave launches all its streams at once`,
       );
       for (const n of options.levels) {
         const loadBefore = load();
@@ -309,12 +330,11 @@ export async function gatewayStreams(options: StreamsOptions): Promise<string[]>
             `+${(g.ttftP50 - d.ttftP50).toFixed(1)} ms, p99 +${(g.ttftP99 - d.ttftP99).toFixed(1)} ms; added chunk gap ` +
             `p99 +${(g.gapP99 - d.gapP99).toFixed(1)} ms; wave ${(g.wallMs / d.wallMs).toFixed(2)}× as long`,
         );
-        process.stderr.write(`gateway-streams: c=${n} done\n`);
+        process.stderr.write(`gateway-streams: ${perTokenMs} ms per token, c=${n} done\n`);
       }
       lines.push(`(${load()} at the end)`);
     },
   });
-  agent.destroy();
   return lines;
 }
 
