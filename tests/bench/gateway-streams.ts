@@ -47,8 +47,9 @@ interface StreamRun {
   sent: number;
   first?: number;
   end: number;
-  /** ms between one arrival of body bytes and the next. */
+  /** ms between one arrival of body bytes and the next, and when each gap ended. */
   gaps: number[];
+  gapAt: number[];
   /** SSE `data:` events (content, role and usage frames), and the socket reads that carried them. */
   events: number;
   reads: number;
@@ -64,7 +65,7 @@ function oneStream(
   live: { streaming: number },
 ): Promise<StreamRun> {
   return new Promise((resolve) => {
-    const run: StreamRun = { sent: performance.now(), end: 0, gaps: [], events: 0, reads: 0 };
+    const run: StreamRun = { sent: performance.now(), end: 0, gaps: [], gapAt: [], events: 0, reads: 0 };
     let last = 0;
     let tail = '';
     let sawDone = false;
@@ -104,7 +105,10 @@ function oneStream(
           if (run.first === undefined) {
             run.first = now;
             live.streaming++;
-          } else run.gaps.push(now - last);
+          } else {
+            run.gaps.push(now - last);
+            run.gapAt.push(now);
+          }
           last = now;
           run.reads++;
           tail += chunk;
@@ -144,6 +148,7 @@ interface Wave {
   gapP50: number;
   gapP99: number;
   gapMax: number;
+  steadyGapP99: number;
   eventsPerRead: number;
   eventsPerStream: number;
   wallMs: number;
@@ -151,6 +156,9 @@ interface Wave {
   devnetCpuUsPerStream: number;
   proxy?: {
     cpuUsPerStream: number;
+    /** The same net of what the idle proxy burns in as long (timers, pool progress, metrics). */
+    netCpuUsPerStream: number;
+    heapAfter: number;
     rssBefore: number;
     rssPeak: number;
     /** RSS at the sample with the most streams open: growth over rssBefore / peakStreaming = per stream. */
@@ -164,13 +172,15 @@ interface Wave {
 const pct = (sorted: number[], p: number) => sorted[Math.floor((sorted.length - 1) * p)] ?? Number.NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function loopDelay(url: string): Promise<{ p99Ms: number; maxMs: number }> {
+/** The proxy's event-loop delay since the previous scrape, and its V8 heap in use. */
+async function scrape(url: string): Promise<{ p99Ms: number; maxMs: number; heapUsed: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const value = (name: string) =>
-    Number(new RegExp(`^devshard_gateway_${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000;
+    Number(new RegExp(`^devshard_gateway_${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
   return {
-    p99Ms: value('nodejs_eventloop_lag_p99_seconds'),
-    maxMs: value('nodejs_eventloop_lag_max_seconds'),
+    p99Ms: value('nodejs_eventloop_lag_p99_seconds') * 1000,
+    maxMs: value('nodejs_eventloop_lag_max_seconds') * 1000,
+    heapUsed: value('nodejs_heap_size_used_bytes'),
   };
 }
 
@@ -179,13 +189,13 @@ async function wave(
   target: { url: string; headers: Record<string, string> },
   body: () => string,
   devnetPid: number,
-  proxy?: { pid: number; url: string },
+  proxy?: { pid: number; url: string; idleCpuUsPerMs: number },
 ): Promise<Wave> {
   const live = { streaming: 0 };
   let peakStreaming = 0;
   let rssPeak = 0;
   let rssAtPeakStreaming = 0;
-  if (proxy) await loopDelay(proxy.url); // resets the histogram: what follows is this wave's
+  if (proxy) await scrape(proxy.url); // resets the histogram: what follows is this wave's
   const rssBefore = proxy ? rssBytes(proxy.pid) : 0;
   const cpu0 = proxy ? processCpuUs(proxy.pid) : 0;
   const devCpu0 = processCpuUs(devnetPid);
@@ -206,8 +216,9 @@ async function wave(
   sample();
   const cpuUs = proxy ? processCpuUs(proxy.pid) - cpu0 : 0;
   const devCpuUs = processCpuUs(devnetPid) - devCpu0;
-  const loop = proxy ? await loopDelay(proxy.url) : undefined;
+  const loop = proxy ? await scrape(proxy.url) : undefined;
   await sleep(1_000); // what the proxy still holds once the streams and their trailing work are done
+  const heapAfter = proxy ? (await scrape(proxy.url)).heapUsed : 0;
   const ok = runs.filter((r) => r.error === undefined);
   const errors = new Map<string, number>();
   for (const r of runs) if (r.error) errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
@@ -215,6 +226,10 @@ async function wave(
   const ttft = started.map((r) => r.first! - r.sent).sort((a, b) => a - b);
   const gaps = runs.flatMap((r) => r.gaps).sort((a, b) => a - b);
   const startSpanMs = Math.max(...started.map((r) => r.first! - t0));
+  // Gaps of chunks that arrived once every stream had started: streaming alone, no composes.
+  const steadyGaps = runs
+    .flatMap((r) => r.gaps.filter((_, k) => r.gapAt[k]! > t0 + startSpanMs))
+    .sort((a, b) => a - b);
   const reads = runs.reduce((s, r) => s + r.reads, 0);
   const done = Math.max(1, ok.length);
   return {
@@ -229,6 +244,7 @@ async function wave(
     gapP50: pct(gaps, 0.5),
     gapP99: pct(gaps, 0.99),
     gapMax: gaps.at(-1) ?? Number.NaN,
+    steadyGapP99: pct(steadyGaps, 0.99),
     eventsPerRead: runs.reduce((s, r) => s + r.events, 0) / Math.max(1, reads),
     eventsPerStream: ok.reduce((s, r) => s + r.events, 0) / done,
     wallMs,
@@ -238,6 +254,8 @@ async function wave(
       ? {
           proxy: {
             cpuUsPerStream: cpuUs / done,
+            netCpuUsPerStream: (cpuUs - proxy.idleCpuUsPerMs * wallMs) / done,
+            heapAfter,
             rssBefore,
             rssPeak,
             rssAtPeakStreaming,
@@ -257,17 +275,18 @@ function formatWave(label: string, w: Wave): string[] {
   const lines = [
     `  ${label.padEnd(8)} ${w.ok}/${w.n} completed, ${w.failed} failed; all started within ${ms(w.startSpanMs)} ` +
       `(${w.startRate.toFixed(0)} starts/s), peak ${w.peakStreaming} streaming; TTFT p50 ${ms(w.ttftP50)} p99 ${ms(w.ttftP99)}; ` +
-      `chunk gap p50 ${ms(w.gapP50)} p99 ${ms(w.gapP99)} max ${ms(w.gapMax)}, ${w.eventsPerStream.toFixed(0)} events per stream, ${w.eventsPerRead.toFixed(2)} per read; ` +
+      `chunk gap p50 ${ms(w.gapP50)} p99 ${ms(w.gapP99)} (${ms(w.steadyGapP99)} once all started) max ${ms(w.gapMax)}, ${w.eventsPerStream.toFixed(0)} events per stream, ${w.eventsPerRead.toFixed(2)} per read; ` +
       `wave ${(w.wallMs / 1000).toFixed(1)} s; devnet CPU ${(w.devnetCpuUsPerStream / 1000).toFixed(1)} ms per stream`,
   ];
   if (w.proxy) {
     const p = w.proxy;
     const perStream = (p.rssAtPeakStreaming - p.rssBefore) / Math.max(1, w.peakStreaming);
     lines.push(
-      `           proxy CPU ${(p.cpuUsPerStream / 1000).toFixed(1)} ms per stream; RSS ${mib(p.rssBefore)} before, ` +
+      `           proxy CPU ${(p.cpuUsPerStream / 1000).toFixed(1)} ms per stream (${(p.netCpuUsPerStream / 1000).toFixed(1)} net of idle); ` +
+        `RSS ${mib(p.rssBefore)} before, ` +
         `${mib(p.rssAtPeakStreaming)} at ${w.peakStreaming} streaming (+${(perStream / 1024).toFixed(0)} KiB per concurrent stream), ` +
         `peak ${mib(p.rssPeak)}, ` +
-        `${mib(p.rssAfter)} 1 s after; event-loop delay p99 ${ms(p.loopP99Ms)} max ${ms(p.loopMaxMs)}`,
+        `${mib(p.rssAfter)} 1 s after (heap in use ${mib(p.heapAfter)}); event-loop delay p99 ${ms(p.loopP99Ms)} max ${ms(p.loopMaxMs)}`,
     );
   }
   for (const [message, count] of [...w.errors].sort((a, b) => b[1] - a[1]).slice(0, 3)) {
@@ -313,17 +332,20 @@ async function scenario(options: StreamsOptions, perTokenMs: number): Promise<st
       // Warm-up: JIT, connection pools, every escrow's first diff.
       await wave(4 * options.escrows, gateway, body, devnet.pid);
       await wave(16, direct, body, devnet.pid);
+      const idle0 = processCpuUs(pid);
+      await sleep(2_000);
+      const idleCpuUsPerMs = (processCpuUs(pid) - idle0) / 2_000;
       const streamS = (options.ttftMs + perTokenMs * (options.tokens - 1)) / 1000;
       lines.push(
         `concurrent SSE streams through one proxy replica (auth, Redis admission, signing, Postgres ` +
           `write-ahead; ${options.escrows} escrows) vs direct to the mock model: TTFT ${options.ttftMs} ms, ` +
           `${perTokenMs} ms per token, ${options.tokens} tokens (a ${streamS.toFixed(1)} s stream); ` +
-          `each wave launches all its streams at once`,
+          `each wave launches all its streams at once; the idle proxy burns ${idleCpuUsPerMs.toFixed(0)} ms CPU per s`,
       );
       for (const n of options.levels) {
         const loadBefore = load();
         const d = await wave(n, direct, body, devnet.pid);
-        const g = await wave(n, gateway, body, devnet.pid, { pid, url });
+        const g = await wave(n, gateway, body, devnet.pid, { pid, url, idleCpuUsPerMs });
         lines.push(`c=${n} (${loadBefore})`, ...formatWave('direct', d), ...formatWave('gateway', g));
         lines.push(
           `  ratio: start rate ${(g.startRate / d.startRate).toFixed(2)} of direct; added TTFT p50 ` +
