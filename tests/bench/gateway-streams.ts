@@ -338,7 +338,7 @@ async function scenario(options: StreamsOptions, perTokenMs: number): Promise<st
       const streamS = (options.ttftMs + perTokenMs * (options.tokens - 1)) / 1000;
       lines.push(
         `concurrent SSE streams through one proxy replica (auth, Redis admission, signing, Postgres ` +
-          `write-ahead; ${options.escrows} escrows) vs direct to the mock model: TTFT ${options.ttftMs} ms, ` +
+          `write-ahead; ${options.escrows} escrow${options.escrows === 1 ? '' : 's'}) vs direct to the mock model: TTFT ${options.ttftMs} ms, ` +
           `${perTokenMs} ms per token, ${options.tokens} tokens (a ${streamS.toFixed(1)} s stream); ` +
           `each wave launches all its streams at once; the idle proxy burns ${idleCpuUsPerMs.toFixed(0)} ms CPU per s`,
       );
