@@ -14,7 +14,7 @@
 // by prompt, so prompts are picked that reach the length asked), BENCH_STREAM_ESCROWS (4).
 import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MockModel, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { gatewayVsDirect } from './gateway-vs-direct.js';
 import { processCpuUs, rssBytes } from './proc-stats.js';
@@ -158,6 +158,7 @@ interface Wave {
     cpuUsPerStream: number;
     /** The same net of what the idle proxy burns in as long (timers, pool progress, metrics). */
     netCpuUsPerStream: number;
+    /** V8 heap in use after a forced full GC, 1 s after the wave: what the proxy retains. */
     heapAfter: number;
     rssBefore: number;
     rssPeak: number;
@@ -218,6 +219,8 @@ async function wave(
   const devCpuUs = processCpuUs(devnetPid) - devCpu0;
   const loop = proxy ? await scrape(proxy.url) : undefined;
   await sleep(1_000); // what the proxy still holds once the streams and their trailing work are done
+  if (proxy) process.kill(proxy.pid, 'SIGUSR2'); // a full GC (gc-on-signal.mjs): retained heap only
+  await sleep(500);
   const heapAfter = proxy ? (await scrape(proxy.url)).heapUsed : 0;
   const ok = runs.filter((r) => r.error === undefined);
   const errors = new Map<string, number>();
@@ -286,7 +289,7 @@ function formatWave(label: string, w: Wave): string[] {
         `RSS ${mib(p.rssBefore)} before, ` +
         `${mib(p.rssAtPeakStreaming)} at ${w.peakStreaming} streaming (+${(perStream / 1024).toFixed(0)} KiB per concurrent stream), ` +
         `peak ${mib(p.rssPeak)}, ` +
-        `${mib(p.rssAfter)} 1 s after (heap in use ${mib(p.heapAfter)}); event-loop delay p99 ${ms(p.loopP99Ms)} max ${ms(p.loopMaxMs)}`,
+        `${mib(p.rssAfter)} 1 s after (heap after a full GC ${mib(p.heapAfter)}); event-loop delay p99 ${ms(p.loopP99Ms)} max ${ms(p.loopMaxMs)}`,
     );
   }
   for (const [message, count] of [...w.errors].sort((a, b) => b[1] - a[1]).slice(0, 3)) {
@@ -326,12 +329,14 @@ async function scenario(options: StreamsOptions, perTokenMs: number): Promise<st
     maxTokens: options.tokens,
     model: { ttftMs: options.ttftMs, perTokenMs },
     escrows: options.escrows,
+    proxyNodeOptions: `--expose-gc --import ${fileURLToPath(new URL('./gc-on-signal.mjs', import.meta.url))}`,
     probe: async (url, pid, admin, devnet) => {
       const direct = { url: devnet.mlNode.replace(/\/$/, ''), headers: {} };
       const gateway = { url, headers: { authorization: `Bearer ${admin}` } };
       // Warm-up: JIT, connection pools, every escrow's first diff.
       await wave(4 * options.escrows, gateway, body, devnet.pid);
       await wave(16, direct, body, devnet.pid);
+      await sleep(1_000); // the warm-up's trailing work (Finish, pool progress) settles first
       const idle0 = processCpuUs(pid);
       await sleep(2_000);
       const idleCpuUsPerMs = (processCpuUs(pid) - idle0) / 2_000;

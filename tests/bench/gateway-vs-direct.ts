@@ -36,6 +36,8 @@ export async function gatewayVsDirect(options: {
   model?: { ttftMs: number; perTokenMs: number };
   /** Escrows the proxy owns (default 1); the pool spreads requests over them. */
   escrows?: number;
+  /** NODE_OPTIONS of the proxy process (BENCH_PROXY_NODE_OPTIONS is added after them). */
+  proxyNodeOptions?: string;
   /** Instead of the runs: hand the ready proxy (its URL, pid and admin key) and the devnet (the mock
    * model's URL, the child's pid) to a probe (gateway-io.ts, gateway-streams.ts). */
   probe?: (url: string, pid: number, admin: string, devnet: { mlNode: string; pid: number }) => Promise<void>;
@@ -83,7 +85,9 @@ export async function gatewayVsDirect(options: {
       GATEWAY_MAX_CONCURRENT_REQUESTS: '4096',
       LOG_LEVEL: 'warn',
       // e.g. `--import ./profiler-preload.mjs` to profile the proxy (--cpu-prof is refused in NODE_OPTIONS).
-      ...(process.env.BENCH_PROXY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROXY_NODE_OPTIONS } : {}),
+      NODE_OPTIONS: [options.proxyNodeOptions, process.env.BENCH_PROXY_NODE_OPTIONS]
+        .filter(Boolean)
+        .join(' '),
     };
     await bootstrapSettings(db.db, loadConfig(env));
     proxy = startTsProcess('apps/proxy/src/main.ts', env);
