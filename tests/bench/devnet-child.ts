@@ -20,6 +20,8 @@ import {
 
 export interface DevnetChild {
   urls: { chainRest: string; chainRpc: string; node: string; mlNode: string };
+  /** The child's pid: its CPU (hosts and mock model) from /proc. */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export async function startDevnetChild(env: Record<string, string>): Promise<Dev
   const [message] = (await once(child, 'message')) as [{ urls: DevnetChild['urls'] }];
   return {
     urls: message.urls,
+    pid: child.pid!,
     async close() {
       const exited = once(child, 'exit');
       child.disconnect();

@@ -5,24 +5,14 @@
 // round trip less is CPU and latency less. Same setup as gateway-vs-direct (its probe hook).
 // Run: `pnpm bench:gateway-io` (BENCH_REQUESTS, default 300; BENCH_STRACE=0 skips the write count).
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
 import { gatewayVsDirect } from './gateway-vs-direct.js';
+import { TICK_US, threadTicks } from './proc-stats.js';
 
 const N = Number(process.env.BENCH_REQUESTS ?? 300);
-const TICK_US = 1e6 / Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
-
-/** utime + stime of every thread of `pid`, in clock ticks (/proc/<pid>/task/<tid>/stat fields 14, 15). */
-function threadTicks(pid: number): Map<string, { user: number; sys: number }> {
-  const out = new Map<string, { user: number; sys: number }>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    out.set(tid, { user: Number(fields[11]), sys: Number(fields[12]) });
-  }
-  return out;
-}
 
 /** Local socket fd → remote port of `pid`'s TCP connections (ss -tnp). */
 function peerPorts(pid: number): Map<string, string> {

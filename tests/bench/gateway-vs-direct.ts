@@ -32,14 +32,21 @@ export async function gatewayVsDirect(options: {
   seconds: number;
   concurrency: number;
   maxTokens: number;
-  /** Instead of the runs: hand the ready proxy (its URL, pid and admin key) to a probe (gateway-io.ts). */
-  probe?: (url: string, pid: number, admin: string) => Promise<void>;
+  /** Mock-model latency (default zero: protocol overhead dominates). */
+  model?: { ttftMs: number; perTokenMs: number };
+  /** Escrows the proxy owns (default 1); the pool spreads requests over them. */
+  escrows?: number;
+  /** NODE_OPTIONS of the proxy process (BENCH_PROXY_NODE_OPTIONS is added after them). */
+  proxyNodeOptions?: string;
+  /** Instead of the runs: hand the ready proxy (its URL, pid and admin key) and the devnet (the mock
+   * model's URL, the child's pid) to a probe (gateway-io.ts, gateway-streams.ts). */
+  probe?: (url: string, pid: number, admin: string, devnet: { mlNode: string; pid: number }) => Promise<void>;
 }): Promise<{ lines: string[]; results: LoadResult[] }> {
   const creator = PrivateKey.random();
   const devnet = await startDevnetChild({
     BLOCK_INTERVAL_MS: '100',
-    MODEL_TTFT_MS: '0',
-    MODEL_PER_TOKEN_MS: '0',
+    MODEL_TTFT_MS: String(options.model?.ttftMs ?? 0),
+    MODEL_PER_TOKEN_MS: String(options.model?.perTokenMs ?? 0),
     DEVSHARD_PRIVATE_KEY: creator.exportHex(),
   });
   const [db, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
@@ -47,18 +54,20 @@ export async function gatewayVsDirect(options: {
   let proxy: ReturnType<typeof startTsProcess> | undefined;
   try {
     const client = createChainClient({ chainRest: devnet.urls.chainRest, publicApi: devnet.urls.node });
-    const { escrowId, row, version, record } = await openBenchEscrow(client, creator);
-    await new PostgresSessionStore(storeSql).create(record);
-    await insertEscrowRows(db.sql, [
-      {
-        escrowId,
-        modelId: QWEN_MODEL,
-        creator: row.creator,
-        amount: row.amount,
-        epochIndex: row.epochIndex,
-        version,
-      },
-    ]);
+    for (let n = 0; n < (options.escrows ?? 1); n++) {
+      const { escrowId, row, version, record } = await openBenchEscrow(client, creator);
+      await new PostgresSessionStore(storeSql).create(record);
+      await insertEscrowRows(db.sql, [
+        {
+          escrowId,
+          modelId: QWEN_MODEL,
+          creator: row.creator,
+          amount: row.amount,
+          epochIndex: row.epochIndex,
+          version,
+        },
+      ]);
+    }
     const port = await freePort();
     const env = {
       DEVSHARD_ADMIN_API_KEY: ADMIN,
@@ -76,7 +85,9 @@ export async function gatewayVsDirect(options: {
       GATEWAY_MAX_CONCURRENT_REQUESTS: '4096',
       LOG_LEVEL: 'warn',
       // e.g. `--import ./profiler-preload.mjs` to profile the proxy (--cpu-prof is refused in NODE_OPTIONS).
-      ...(process.env.BENCH_PROXY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROXY_NODE_OPTIONS } : {}),
+      NODE_OPTIONS: [options.proxyNodeOptions, process.env.BENCH_PROXY_NODE_OPTIONS]
+        .filter(Boolean)
+        .join(' '),
     };
     await bootstrapSettings(db.db, loadConfig(env));
     proxy = startTsProcess('apps/proxy/src/main.ts', env);
@@ -86,13 +97,14 @@ export async function gatewayVsDirect(options: {
       const status = await fetch(`${url}/v1/status`)
         .then((r) => r.json() as Promise<{ runtimes?: { status: string }[] }>)
         .catch(() => undefined);
-      if (status?.runtimes?.some((r) => r.status === 'serving')) break;
+      const serving = status?.runtimes?.filter((r) => r.status === 'serving').length ?? 0;
+      if (serving >= (options.escrows ?? 1)) break;
       if (Date.now() > deadline) throw new Error(`the proxy did not own the escrow:\n${proxy.output()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
 
     if (options.probe) {
-      await options.probe(url, proxy.child.pid!, ADMIN);
+      await options.probe(url, proxy.child.pid!, ADMIN, { mlNode: devnet.urls.mlNode, pid: devnet.pid });
       return { lines: [], results: [] };
     }
     let i = 0;

@@ -3,9 +3,12 @@
 // speed is measured, never tested. Environment: BENCH_SECONDS (default 5), BENCH_CONCURRENCY (a
 // comma list, default 1,64), BENCH_SESSION_NONCES (session cost by nonce, default 100,1000,5000;
 // each a separate process driven to that nonce first), BENCH_STATE_NONCES (100,1000,5000,19800),
-// BENCH_FETCH=1 (host calls through fetch instead of undici.request).
+// BENCH_FETCH=1 (host calls through fetch instead of undici.request); concurrent streams per proxy
+// replica: BENCH_STREAMS (default 16,64,256,512; empty skips), BENCH_STREAM_TTFT_MS,
+// BENCH_STREAM_PER_TOKEN_MS, BENCH_STREAM_TOKENS, BENCH_STREAM_ESCROWS (gateway-streams.ts).
 import { spawnSync } from 'node:child_process';
 import { REPO_ROOT } from '@gonka-gateway/deploy';
+import { gatewayStreams, streamsOptionsFromEnv } from './gateway-streams.js';
 import { gatewayVsDirect } from './gateway-vs-direct.js';
 import { sessionVsDirect } from './session-vs-direct.js';
 import { signatureBench } from './signatures.js';
@@ -16,7 +19,9 @@ const nonces = (v: string | undefined, d: string) => (v ?? d).split(',').filter(
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
 out(`gonka gateway benchmarks — ${new Date().toISOString()}, node ${process.version}, ${seconds} s per run`);
-out('reproduce: pnpm bench   (BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SESSION_NONCES, BENCH_STATE_NONCES)');
+out(
+  'reproduce: pnpm bench   (BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SESSION_NONCES, BENCH_STATE_NONCES, BENCH_STREAMS)',
+);
 out();
 for (const line of signatureBench()) out(line);
 out();
@@ -61,6 +66,13 @@ for (const concurrency of concurrencies) {
 for (const concurrency of concurrencies) {
   const { lines } = await gatewayVsDirect({ seconds, concurrency, maxTokens: 64 });
   for (const line of lines) out(line);
+  out();
+}
+
+// Concurrent SSE streams through one proxy replica, with a model of realistic latency.
+const streams = streamsOptionsFromEnv();
+if (streams.levels.length > 0) {
+  for (const line of await gatewayStreams(streams)) out(line);
   out();
 }
 
