@@ -21,6 +21,7 @@ import { chatRoutes } from './chat/chat-routes.js';
 import { PocWatch } from './chat/poc-watch.js';
 import { authentication } from './gate/auth.js';
 import { disabledMode } from './gate/disabled-mode.js';
+import { KeyDirectory } from './gate/key-directory.js';
 import { SettingsSource } from './gate/settings.js';
 import { PoolSnapshot } from './ownership/pool-snapshot.js';
 import { createProxyOwnership } from './ownership/proxy-ownership.js';
@@ -30,6 +31,7 @@ import { controllerForward } from './routes/controller-forward.js';
 import { healthRoutes } from './routes/health.js';
 import { modelsRoute } from './routes/models.js';
 import { statusRoute } from './routes/status.js';
+import { followRealCosts } from './usage/budget-corrections.js';
 import { UsageLedger } from './usage/usage-ledger.js';
 
 /**
@@ -84,8 +86,10 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   subscriber.on('error', (error: Error) =>
     app.log.warn({ error: error.message }, 'settings subscriber error'),
   );
+  const keyDirectory = new KeyDirectory({ database: infra.database });
   const settings = new SettingsSource({
     database: infra.database,
+    keys: keyDirectory,
     config,
     subscriber,
     channel: keys.settingsChanges,
@@ -126,6 +130,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     replicaId: config.proxy.replicaId,
     sessions,
     ...(tuning.usageReconcileEveryMs !== undefined ? { reconcileEveryMs: tuning.usageReconcileEveryMs } : {}),
+    onCorrections: (corrections) => followRealCosts(corrections, keyDirectory, admission),
     onError: onError('usage ledger'),
   });
 
@@ -164,7 +169,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   await app.register(authentication, {
     adminKeyHash: config.adminKeyHash,
     userKeyHashes: config.userKeyHashes,
-    settings,
+    keys: keyDirectory,
   });
   await app.register(disabledMode, { settings });
   await app.register(metricsRoute, { registry: deps.registry });
@@ -175,6 +180,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     sessions,
     pool,
     settings,
+    keyDirectory,
     admission,
     metrics,
     redis: infra.redis,

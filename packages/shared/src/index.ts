@@ -56,3 +56,9 @@ export {
 export { EXIT_CONFIG, EXIT_UNAVAILABLE, runMain } from './service/run-main.js';
 export { runService, type ServiceDeps, type ServiceSpec } from './service/run-service.js';
 export { GATEWAY_VERSION } from './service/version.js';
+export {
+  BUDGET_PERIODS,
+  type BudgetPeriod,
+  budgetPeriodOf,
+  type PeriodWindow,
+} from './usage/budget-period.js';
