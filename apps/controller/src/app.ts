@@ -19,6 +19,7 @@ import { debugRoutes } from './admin/debug-routes.js';
 import { devshardsRoutes } from './admin/devshards-routes.js';
 import { escrowsRoutes } from './admin/escrows-routes.js';
 import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
+import { keysRoutes } from './admin/keys-routes.js';
 import { settingsRoutes } from './admin/settings-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
 import { createControllerMetrics } from './controller-metrics.js';
@@ -105,6 +106,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(finalizeRoutes, { ctx });
     await admin.register(auditRoutes, { ctx });
     await admin.register(debugRoutes, { ctx });
+    await admin.register(keysRoutes, { ctx, envKeyDigests: deps.config.userKeyHashes });
   });
   if (deps.firstStart) await bootstrapEscrows(ctx, deps.config.escrowMode);
   return app;

@@ -96,7 +96,7 @@ export class KeyDirectory {
             ? []
             : await sql<{ id: string; spent: string }[]>`
                 select v.id, coalesce(sum(u.cost), 0)::text as spent
-                  from jsonb_to_recordset(${JSON.stringify(budgeted)}::jsonb) as v(id text, since timestamptz)
+                  from jsonb_to_recordset(${JSON.stringify(budgeted)}::text::jsonb) as v(id text, since timestamptz)
                   left join usage_records u on u.key_id = v.id and u.at >= v.since
                  group by v.id`;
         const spent = new Map(spends.map((s) => [s.id, BigInt(s.spent)]));
