@@ -21,12 +21,14 @@ import { escrowsRoutes } from './admin/escrows-routes.js';
 import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
 import { keysRoutes } from './admin/keys-routes.js';
 import { settingsRoutes } from './admin/settings-routes.js';
+import { usageRoutes } from './admin/usage-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
 import { createControllerMetrics } from './controller-metrics.js';
 import { bootstrapEscrows } from './escrow/bootstrap.js';
 import { startControllerJobs } from './jobs/workers.js';
 import { healthRoute } from './routes/health.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { registerKeyMetrics } from './usage/key-metrics.js';
 
 export interface ControllerDeps {
   config: GatewayConfig;
@@ -92,6 +94,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     workers: deps.jobs ?? true,
   });
   app.addHook('onClose', () => jobs.close());
+  registerKeyMetrics(deps.registry, ctx, deps.config.userKeyHashes);
   await app.register(errorHandling);
   // Before every other route: it collects their schemas.
   await openApiRoutes(app);
@@ -107,6 +110,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(auditRoutes, { ctx });
     await admin.register(debugRoutes, { ctx });
     await admin.register(keysRoutes, { ctx, envKeyDigests: deps.config.userKeyHashes });
+    await admin.register(usageRoutes, { ctx });
   });
   if (deps.firstStart) await bootstrapEscrows(ctx, deps.config.escrowMode);
   return app;

@@ -7,12 +7,14 @@ import type { Redis } from 'ioredis';
 import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
 import { checkDepletion } from '../upkeep/depletion-check.js';
+import { purgeExpiredUsage } from '../usage/usage-retention.js';
 import {
   DEFAULT_JOB_OPTIONS,
   DEPLETION_CHECK_EVERY_MS,
   JOB_IDS,
   QUEUE_NAMES,
   RECONCILE_EVERY_MS,
+  USAGE_PURGE_EVERY_MS,
 } from './queues.js';
 import { reconcileOpenCommitments } from './reconcile-commitments.js';
 
@@ -44,6 +46,7 @@ export async function startControllerJobs(
   const reconcile = new Queue(QUEUE_NAMES.reconcileCommitments, queueOptions);
   const settle = new Queue<SettleJobData>(QUEUE_NAMES.settle, queueOptions);
   const depletion = new Queue(QUEUE_NAMES.depletionCheck, queueOptions);
+  const usagePurge = new Queue(QUEUE_NAMES.usagePurge, queueOptions);
   const enqueueSettle = async (escrowId: bigint, privateKeyEnv: string): Promise<string> => {
     const jobId = JOB_IDS.settle(escrowId);
     const existing = await settle.getJob(jobId);
@@ -83,6 +86,13 @@ export async function startControllerJobs(
         { connection: connection(), prefix, concurrency: 1 },
       ),
     );
+    workers.push(
+      new Worker(QUEUE_NAMES.usagePurge, async () => purgeExpiredUsage(ctx.sql), {
+        connection: connection(),
+        prefix,
+        concurrency: 1,
+      }),
+    );
     for (const w of workers) {
       w.on('failed', (job, err) =>
         ctx.logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'),
@@ -98,6 +108,11 @@ export async function startControllerJobs(
       { every: DEPLETION_CHECK_EVERY_MS },
       { data: {} },
     );
+    await usagePurge.upsertJobScheduler(
+      JOB_IDS.usagePurgeSchedule,
+      { every: USAGE_PURGE_EVERY_MS },
+      { data: {} },
+    );
   }
   return {
     reconcile,
@@ -105,7 +120,7 @@ export async function startControllerJobs(
     enqueueSettle,
     async close() {
       await Promise.all(workers.map((w) => w.close()));
-      await Promise.all([reconcile.close(), settle.close(), depletion.close()]);
+      await Promise.all([reconcile.close(), settle.close(), depletion.close(), usagePurge.close()]);
       await Promise.all(connections.map(closeRedis));
     },
   };
