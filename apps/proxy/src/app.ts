@@ -3,6 +3,7 @@
 // (the escrows this replica owns and the fleet's pool), routes/ (status, models, health, controller).
 // Every dependency is passed in; a test builds the app with real Postgres/Redis in a few lines.
 
+import { randomUUID } from 'node:crypto';
 import { createChainClient } from '@gonka-gateway/chain';
 import {
   createFastify,
@@ -18,6 +19,7 @@ import type { FastifyInstance } from 'fastify';
 import type postgres from 'postgres';
 import { Admission } from './chat/admission.js';
 import { chatRoutes } from './chat/chat-routes.js';
+import { HOP_HEADER, isValidHop } from './chat/forward-to-owner.js';
 import { PocWatch } from './chat/poc-watch.js';
 import { authentication } from './gate/auth.js';
 import { disabledMode } from './gate/disabled-mode.js';
@@ -75,7 +77,20 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   const { config, infra } = deps;
   const tuning = deps.tuning ?? {};
   const bodyLimit = tuning.bodyLimit ?? 4 * 1024 * 1024;
-  const app = createFastify(deps.logger, { bodyLimit });
+  // Request ids are the usage ledger's primary key (usage_records.request_id), so they must be unique
+  // across replicas and restarts and never chosen by a client (a reused id would drop the record of
+  // a billed request): a random UUID, or the admitting replica's id on a valid forwarding hop.
+  const app = createFastify(deps.logger, {
+    bodyLimit,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const presented = req.headers['x-request-id'];
+      return typeof presented === 'string' &&
+        isValidHop(config.adminKeyHash, presented, req.headers[HOP_HEADER])
+        ? presented
+        : randomUUID();
+    },
+  });
   const log = deps.logger;
   const onError = (what: string) => (error: Error) => app.log.warn({ err: error }, what);
   const keys = redisKeys(config.redis.keyPrefix);
