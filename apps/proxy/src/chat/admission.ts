@@ -135,12 +135,14 @@ return 1
 
 // KEYS: 1 key reservations zset, 2 key reservation ngonka hash, 3 key spend counter, 4 key tpm tokens
 // hash. ARGV: 1 ticket, 2 served cost ngonka, 3 tokens actually used ('' unknown).
-// The reservation becomes the served cost, once: a second settle of the ticket finds no reservation.
-// A missing counter is left missing: the next admission seeds it from the ledger, which has the row.
+// The reservation becomes the served cost. Only the replica that served settles a ticket, once (the
+// admitting replica never settles a request it forwarded), so the charge does not depend on the
+// reservation still being there: one that lapsed while the owner was slow is still charged. A missing
+// counter is left missing: the next admission seeds it from the ledger, which has the row.
 const SETTLE = `
 local had = redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[1], ARGV[1])
-if had == 1 and tonumber(ARGV[2]) > 0 and redis.call('EXISTS', KEYS[3]) == 1 then
+if tonumber(ARGV[2]) > 0 and redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('INCRBY', KEYS[3], ARGV[2])
 end
 if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
