@@ -155,7 +155,15 @@ export async function usageRoutes(app: FastifyInstance, options: { ctx: Controll
               ledger_requests: { type: 'integer' },
               difference_ngonka: { type: 'string' },
               matches: { type: 'boolean' },
+              corrected_records: { type: 'integer' },
               explaining_records: { type: 'array', items: { type: 'object', additionalProperties: true } },
+              unrecorded_inferences: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: { inference_id: { type: 'string' }, cost_ngonka: { type: 'string' } },
+                },
+              },
             },
           },
           ...errorResponses,
@@ -164,7 +172,7 @@ export async function usageRoutes(app: FastifyInstance, options: { ctx: Controll
     },
     async (request) => {
       const { id } = request.params;
-      const outcome = await reconcileEscrow(sql, id);
+      const outcome = await reconcileEscrow(sql, options.ctx.store, id);
       if (outcome.kind === 'unknown_escrow') {
         throw new GatewayError('escrow_not_found', `escrow ${id} is not registered`, { param: 'id' });
       }

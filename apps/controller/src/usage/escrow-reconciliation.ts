@@ -1,11 +1,14 @@
 // Ledger against settlement for one escrow (issue 14 §3): the hosts' cost in its finalize document
 // (Σ host_stats[].cost, what MsgSettleDevshardEscrow pays the hosts before fees) against the sum of
-// the usage records served on it. They match to the ngonka when every record's cost is final. When
-// they do not, the records that can explain the difference are listed: those still at their
-// reservation (settlement charged the Finish applied during finalize, or the reservation), and those
-// whose request was retried (an earlier attempt's nonce may sit on this escrow while the record, and
-// its cost, belong to the escrow that answered).
+// the usage records served on it. When they differ, or records are still at their reservation, the
+// records are first brought to what settlement pays for their inference (settled-costs.ts replays
+// the signed diffs): the Finish the finalize itself applied, a refund by a later validation vote.
+// A difference that remains is reported with what explains it: records whose inference the diffs
+// do not settle here (retried elsewhere), and settled inferences no record names (an attempt that
+// was retried on another escrow, or a usage event that never arrived).
+import type { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
 import type { Sql } from 'postgres';
+import { settledInferenceCosts } from './settled-costs.js';
 
 export interface ReconciliationRecord {
   request_id: string;
@@ -26,8 +29,12 @@ export interface EscrowReconciliation {
   ledger_requests: number;
   difference_ngonka: string;
   matches: boolean;
+  /** Records whose cost this call set from the diffs (they were at their reservation, or refunded since). */
+  corrected_records: number;
   /** Empty when the totals match. */
   explaining_records: ReconciliationRecord[];
+  /** Settled inferences with a cost that no record of this escrow names; empty when the totals match. */
+  unrecorded_inferences: { inference_id: string; cost_ngonka: string }[];
 }
 
 export type ReconciliationOutcome =
@@ -35,7 +42,11 @@ export type ReconciliationOutcome =
   | { kind: 'unknown_escrow' }
   | { kind: 'not_finalized'; state: string };
 
-export async function reconcileEscrow(sql: Sql, escrowId: string): Promise<ReconciliationOutcome> {
+export async function reconcileEscrow(
+  sql: Sql,
+  store: PostgresSessionStore,
+  escrowId: string,
+): Promise<ReconciliationOutcome> {
   const [escrow] = await sql<{ state: string }[]>`
     select state from escrows where escrow_id = ${escrowId}::numeric`;
   if (!escrow) return { kind: 'unknown_escrow' };
@@ -44,11 +55,31 @@ export async function reconcileEscrow(sql: Sql, escrowId: string): Promise<Recon
            coalesce((select sum((h->>'cost')::numeric) from jsonb_array_elements(f.document->'host_stats') h), 0)::text as hosts
       from finalize_documents f where f.escrow_id = ${escrowId}::numeric`;
   if (!doc) return { kind: 'not_finalized', state: escrow.state };
-  const [ledger] = await sql<{ cost: string; n: string }[]>`
-    select coalesce(sum(cost), 0)::text as cost, count(*)::text as n
-      from usage_records where escrow_id = ${escrowId}::numeric`;
+  const totals = async () => {
+    const [row] = await sql<{ cost: string; n: string; open: string }[]>`
+      select coalesce(sum(cost), 0)::text as cost, count(*)::text as n,
+             count(*) filter (where not cost_final)::text as open
+        from usage_records where escrow_id = ${escrowId}::numeric`;
+    return { cost: BigInt(row!.cost), n: Number(row!.n), open: Number(row!.open) };
+  };
   const hosts = BigInt(doc.hosts);
-  const recorded = BigInt(ledger!.cost);
+  let ledger = await totals();
+  let corrected = 0;
+  let settled: Map<bigint, bigint> | undefined;
+  if (ledger.cost !== hosts || ledger.open > 0) {
+    settled = await settledInferenceCosts(store, escrowId);
+    const list = [...(settled ?? [])].map(([id, cost]) => ({ nonce: id.toString(), cost: cost.toString() }));
+    if (list.length > 0) {
+      const done = await sql`
+        update usage_records u set cost = v.cost, cost_final = true, updated_at = now()
+          from jsonb_to_recordset(${JSON.stringify(list)}::text::jsonb) as v(nonce numeric, cost numeric)
+         where u.escrow_id = ${escrowId}::numeric and u.nonce = v.nonce
+           and (not u.cost_final or u.cost is distinct from v.cost)`;
+      corrected = done.count;
+      ledger = await totals();
+    }
+  }
+  const recorded = ledger.cost;
   const matches = hosts === recorded;
   const explaining = matches
     ? []
@@ -57,6 +88,20 @@ export async function reconcileEscrow(sql: Sql, escrowId: string): Promise<Recon
           from usage_records
          where escrow_id = ${escrowId}::numeric and (not cost_final or position(',' in nonces) > 0)
          order by nonce limit 1000`;
+  const unrecorded: { inference_id: string; cost_ngonka: string }[] = [];
+  if (!matches && settled) {
+    const named = new Set(
+      (
+        await sql<{ nonce: string }[]>`
+          select nonce::text as nonce from usage_records where escrow_id = ${escrowId}::numeric and nonce is not null`
+      ).map((r) => r.nonce),
+    );
+    for (const [id, cost] of settled) {
+      if (cost > 0n && !named.has(id.toString()) && unrecorded.length < 1000) {
+        unrecorded.push({ inference_id: id.toString(), cost_ngonka: cost.toString() });
+      }
+    }
+  }
   return {
     kind: 'ok',
     value: {
@@ -66,10 +111,12 @@ export async function reconcileEscrow(sql: Sql, escrowId: string): Promise<Recon
       hosts_cost_ngonka: hosts.toString(),
       fees_ngonka: doc.fees,
       ledger_cost_ngonka: recorded.toString(),
-      ledger_requests: Number(ledger!.n),
+      ledger_requests: ledger.n,
       difference_ngonka: (hosts - recorded).toString(),
       matches,
+      corrected_records: corrected,
       explaining_records: [...explaining],
+      unrecorded_inferences: unrecorded,
     },
   };
 }

@@ -3,8 +3,11 @@
 // seeds a Redis spend counter that does not exist yet: a new period, or Redis lost its data) and
 // each model's highest token price (what a request's budget reservation is priced at). Re-read with
 // the settings (every second, and at once on the controller's change message), so a created,
-// changed, rotated or revoked key takes effect on every replica within a second; a key not found is
-// looked up again at most every 250 ms, so a key just created works on its first request.
+// changed, rotated or revoked key takes effect on every replica within a second. A key not found is
+// answered after a read that started after it arrived (reads forced this way start at most every
+// 250 ms, shared by every miss meanwhile), so a key just created works on its first request and a
+// flood of wrong keys costs at most four reads a second.
+import { performance } from 'node:perf_hooks';
 import { type BudgetPeriod, budgetPeriodOf, type Database } from '@gonka-gateway/shared';
 
 export interface StoredKey {
@@ -48,7 +51,9 @@ export class KeyDirectory {
   #keys: readonly StoredKey[] = [];
   #prices = new Map<string, bigint>();
   #loading: Promise<void> | undefined;
-  #loadedAt = 0;
+  /** When the newest completed read started (what it can have seen). */
+  #readStartedAt = 0;
+  #lastForcedAt = 0;
 
   constructor(options: KeyDirectoryOptions) {
     this.#o = options;
@@ -63,15 +68,23 @@ export class KeyDirectory {
     return this.#prices.get(model);
   }
 
-  /** A forced read after a miss, at most every missReloadMs; true when one ran. */
+  /** Resolves once a read that started after this call has completed (or failed: false). */
   async reloadAfterMiss(): Promise<boolean> {
-    if (Date.now() - this.#loadedAt < (this.#o.missReloadMs ?? 250)) return false;
-    await this.reload();
-    return true;
+    const missAt = performance.now();
+    const gap = this.#o.missReloadMs ?? 250;
+    for (let i = 0; i < 3 && this.#readStartedAt <= missAt; i++) {
+      const wait = this.#lastForcedAt + gap - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (this.#readStartedAt > missAt) break;
+      if (this.#loading === undefined) this.#lastForcedAt = performance.now();
+      await this.reload();
+    }
+    return this.#readStartedAt > missAt;
   }
 
   reload(): Promise<void> {
     this.#loading ??= (async () => {
+      const started = performance.now();
       try {
         const { sql } = this.#o.database;
         const [rows, prices] = await Promise.all([
@@ -113,7 +126,7 @@ export class KeyDirectory {
           ledgerSpend: spent.get(`key-${r.id}`) ?? 0n,
         }));
         this.#prices = new Map(prices.map((p) => [p.model_id, BigInt(p.price)]));
-        this.#loadedAt = Date.now();
+        this.#readStartedAt = Math.max(this.#readStartedAt, started);
       } finally {
         this.#loading = undefined;
       }
