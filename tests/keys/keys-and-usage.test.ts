@@ -52,6 +52,16 @@ const createKey = async (body: object) => {
   expect(res.status, res.text).toBe(201);
   return res.json as { id: string; key: string };
 };
+/** devshard_gateway_key_rejections_total{reason} summed over both replicas. */
+const rejections = async (reason: string) => {
+  let n = 0;
+  for (const url of s.proxyUrls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const line = new RegExp(`^devshard_gateway_key_rejections_total\\{reason="${reason}"\\} (\\d+)$`, 'm');
+    n += Number(line.exec(text)?.[1] ?? 0);
+  }
+  return n;
+};
 /** Polls until `check` holds; returns how long it took (ms). */
 const timeUntil = async (check: () => Promise<boolean>, timeoutMs = 5_000) => {
   const started = performance.now();
@@ -132,6 +142,8 @@ describe('virtual keys on two replicas', () => {
       expect(r.headers?.get('x-ratelimit-limit-requests')).toBe('4');
       expect(r.headers?.get('x-ratelimit-remaining-requests')).toBe('0');
     }
+    // Each refusal is counted by reason on the replica that refused it (bounded labels, no key id).
+    expect(await rejections('rpm')).toBe(6);
     for (const r of ok) expect(r.headers?.get('x-ratelimit-limit-requests')).toBe('4');
     expect(ok.map((r) => Number(r.headers?.get('x-ratelimit-remaining-requests'))).sort()).toEqual([
       0, 1, 2, 3,
@@ -171,6 +183,7 @@ describe('virtual keys on two replicas', () => {
     }
     expect(served).toBeGreaterThanOrEqual(3);
     expect(refusals.length).toBeGreaterThan(0);
+    expect(await rejections('budget')).toBe(refusals.length);
     for (const e of refusals)
       expect(e).toMatchObject({ status: 429, code: 'insufficient_quota', type: 'insufficient_quota' });
     // Every served request's real cost lands in the ledger; together they stay within the budget.
