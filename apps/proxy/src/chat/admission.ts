@@ -46,15 +46,19 @@ if keyed then
     end
   end
   if tpm > 0 then
+    -- The window's total is kept in field '#sum', so an admission costs O(entries that left it).
     local old = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', since)
     if #old > 0 then
+      local gone = 0
+      for _, t in ipairs(old) do gone = gone + tonumber(redis.call('HGET', KEYS[5], t) or '0') end
       redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', since)
       redis.call('HDEL', KEYS[5], unpack(old))
+      redis.call('HINCRBY', KEYS[5], '#sum', -gone)
     end
-    tpm_entries = redis.call('ZRANGE', KEYS[4], 0, -1, 'WITHSCORES')
-    for i = 1, #tpm_entries, 2 do used_t = used_t + tonumber(redis.call('HGET', KEYS[5], tpm_entries[i]) or '0') end
+    used_t = tonumber(redis.call('HGET', KEYS[5], '#sum') or '0')
     if used_t + charge > tpm then
       if charge > tpm then return {0, 4, 0, 0, 0, -1} end
+      tpm_entries = redis.call('ZRANGE', KEYS[4], 0, -1, 'WITHSCORES')
       local freed = 0
       for i = 1, #tpm_entries, 2 do
         freed = freed + tonumber(redis.call('HGET', KEYS[5], tpm_entries[i]) or '0')
@@ -108,11 +112,12 @@ end
 if tpm > 0 then
   redis.call('ZADD', KEYS[4], now, ARGV[3])
   redis.call('HSET', KEYS[5], ARGV[3], charge)
+  redis.call('HINCRBY', KEYS[5], '#sum', charge)
   redis.call('PEXPIRE', KEYS[4], 61000)
   redis.call('PEXPIRE', KEYS[5], 61000)
   t_left = tpm - used_t - charge
-  t_reset = 60000
-  if #tpm_entries > 0 then t_reset = math.max(0, tonumber(tpm_entries[2]) + 60000 - now) end
+  local oldest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+  t_reset = math.max(0, tonumber(oldest[2]) + 60000 - now)
 end
 redis.call('ZADD', KEYS[6], ARGV[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[6], 3600000)
@@ -145,8 +150,10 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 if tonumber(ARGV[2]) > 0 and redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('INCRBY', KEYS[3], ARGV[2])
 end
-if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
+local charged = redis.call('HGET', KEYS[4], ARGV[1])
+if ARGV[3] ~= '' and charged then
   redis.call('HSET', KEYS[4], ARGV[1], ARGV[3])
+  redis.call('HINCRBY', KEYS[4], '#sum', tonumber(ARGV[3]) - tonumber(charged))
 end
 return had
 `;
