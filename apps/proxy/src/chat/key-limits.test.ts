@@ -1,3 +1,5 @@
+// The pure half of a stored key's rules (key-limits.ts): expiry and models, the budget reservation
+// and its period, and the OpenAI error shapes and x-ratelimit-* headers of a refusal.
 import { describe, expect, it } from 'vitest';
 import type { StoredKey } from '../gate/key-directory.js';
 import { checkStoredKey, keyAdmissionOf, rateLimitHeaders, refusalOfLimit, resetText } from './key-limits.js';
