@@ -281,6 +281,17 @@ describe('virtual keys on two replicas', () => {
     });
     const totals = (await admin('GET', `/v1/admin/usage?escrow=${id}`)).json.total;
     expect(totals.unfinalized).toBe(0);
+    // Budgets follow the corrected ledger: each budgeted key's enforced spend is its records' sum.
+    const keys = (await admin('GET', '/v1/admin/keys')).json.data as {
+      id: string;
+      budget_ngonka: string | null;
+      spend_ngonka: string;
+    }[];
+    for (const k of keys.filter((x) => x.budget_ngonka !== null)) {
+      const [sum] = await s.sql<{ cost: string }[]>`
+        select coalesce(sum(cost), 0)::text as cost from usage_records where key_id = ${`key-${k.id}`}`;
+      expect(k.spend_ngonka).toBe(sum!.cost);
+    }
     expect(totals.cost_ngonka).toBe(hostsCost.toString());
   }, 150_000);
 

@@ -44,6 +44,7 @@ export {
   PoolStateCodecError,
   type PoolStatus,
 } from './redis/pool-state.js';
+export { adjustSpendCounter } from './redis/spend-counter.js';
 export { openSecret, SecretBoxError, sealSecret } from './secrets/secret-box.js';
 export { type Closable, installGracefulShutdown, type ShutdownOptions } from './service/graceful-shutdown.js';
 export {

@@ -4,6 +4,7 @@
 import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ControllerContext } from '../controller-context.js';
+import { applyCostCorrections } from '../keys/key-store.js';
 import { reconcileEscrow } from '../usage/escrow-reconciliation.js';
 import {
   GROUP_BY,
@@ -185,6 +186,7 @@ export async function usageRoutes(app: FastifyInstance, options: { ctx: Controll
           },
         );
       }
+      await applyCostCorrections(options.ctx, outcome.corrections);
       return outcome.value;
     },
   );

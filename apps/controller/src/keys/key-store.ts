@@ -6,7 +6,7 @@
 // (and within a second anyway). Spend is the ledger's (usage_records) or, for a budgeted key, the
 // enforced Redis counter of its period when it exists (it is ahead of the ledger by the batch delay).
 import { createHash, randomBytes } from 'node:crypto';
-import { type BudgetPeriod, budgetPeriodOf, hashApiKey } from '@gonka-gateway/shared';
+import { adjustSpendCounter, type BudgetPeriod, budgetPeriodOf, hashApiKey } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 
 /** Lua counts budgets in doubles (apps/proxy admission.ts): a budget stays exact below 2^53. */
@@ -163,4 +163,24 @@ export async function envKeyView(ctx: ControllerContext, digests: readonly Buffe
     rotated_at: null,
     revoked_at: null,
   };
+}
+
+/**
+ * Moves budgeted keys' counters by corrections of their records' costs (the escrow reconciliation),
+ * each in the period its request was answered in, so a budget follows what settlement charged.
+ */
+export async function applyCostCorrections(
+  ctx: ControllerContext,
+  corrections: readonly { keyId: string; atMs: number; delta: bigint }[],
+): Promise<void> {
+  if (corrections.length === 0) return;
+  const budgeted = new Map(
+    (await readKeyRows(ctx)).filter((r) => r.budget !== null).map((r) => [`key-${r.id}`, r]),
+  );
+  for (const c of corrections) {
+    const key = budgeted.get(c.keyId);
+    if (!key) continue;
+    const tag = budgetPeriodOf(key.budget_period ?? 'total', new Date(c.atMs)).tag;
+    await adjustSpendCounter(ctx.redis, ctx.keys.keySpend(key.id, tag), c.delta);
+  }
 }

@@ -37,8 +37,15 @@ export interface EscrowReconciliation {
   unrecorded_inferences: { inference_id: string; cost_ngonka: string }[];
 }
 
+/** A record whose cost this reconciliation changed: its key, answer time and new − old (ngonka). */
+export interface CostCorrection {
+  keyId: string;
+  atMs: number;
+  delta: bigint;
+}
+
 export type ReconciliationOutcome =
-  | { kind: 'ok'; value: EscrowReconciliation }
+  | { kind: 'ok'; value: EscrowReconciliation; corrections: CostCorrection[] }
   | { kind: 'unknown_escrow' }
   | { kind: 'not_finalized'; state: string };
 
@@ -65,17 +72,26 @@ export async function reconcileEscrow(
   const hosts = BigInt(doc.hosts);
   let ledger = await totals();
   let corrected = 0;
+  const corrections: CostCorrection[] = [];
   let settled: Map<bigint, bigint> | undefined;
   if (ledger.cost !== hosts || ledger.open > 0) {
     settled = await settledInferenceCosts(store, escrowId);
     const list = [...(settled ?? [])].map(([id, cost]) => ({ nonce: id.toString(), cost: cost.toString() }));
     if (list.length > 0) {
-      const done = await sql`
+      // The CTE sees the rows as they were: the cost each record had (what budgets were charged).
+      const done = await sql<{ key_id: string; at_ms: number; delta: string }[]>`
+        with v as (select * from jsonb_to_recordset(${JSON.stringify(list)}::text::jsonb) as v(nonce numeric, cost numeric)),
+             before as (select request_id, coalesce(cost, 0) as cost from usage_records where escrow_id = ${escrowId}::numeric)
         update usage_records u set cost = v.cost, cost_final = true, updated_at = now()
-          from jsonb_to_recordset(${JSON.stringify(list)}::text::jsonb) as v(nonce numeric, cost numeric)
-         where u.escrow_id = ${escrowId}::numeric and u.nonce = v.nonce
-           and (not u.cost_final or u.cost is distinct from v.cost)`;
-      corrected = done.count;
+          from v, before
+         where u.escrow_id = ${escrowId}::numeric and u.nonce = v.nonce and before.request_id = u.request_id
+           and (not u.cost_final or u.cost is distinct from v.cost)
+        returning u.key_id, (extract(epoch from u.at) * 1000)::float8 as at_ms, (v.cost - before.cost)::text as delta`;
+      corrected = done.length;
+      for (const r of done) {
+        const delta = BigInt(r.delta);
+        if (delta !== 0n) corrections.push({ keyId: r.key_id, atMs: Number(r.at_ms), delta });
+      }
       ledger = await totals();
     }
   }
@@ -104,6 +120,7 @@ export async function reconcileEscrow(
   }
   return {
     kind: 'ok',
+    corrections,
     value: {
       escrow_id: escrowId,
       state: escrow.state,

@@ -10,7 +10,7 @@
 // counter plus the reservations in flight. The serving replica settles the budget when the request
 // ends (`settle`: the reservation becomes the served cost); a reservation nobody settles (its replica
 // died) expires like any entry.
-import type { RedisKeys } from '@gonka-gateway/shared';
+import { adjustSpendCounter, type RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 
 // KEYS: 1 requests zset, 2 tokens hash, 3 key rpm zset, 4 key tpm zset, 5 key tpm tokens hash,
@@ -158,13 +158,6 @@ end
 return had
 `;
 
-// KEYS: 1 key spend counter. ARGV: signed ngonka. The usage reconciler's correction (reservation →
-// the Finish's charge) of a counter that still exists.
-const ADJUST = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end
-return false
-`;
-
 /** A stored key's limits for one request (the key's row as KeyDirectory holds it, resolved to numbers). */
 export interface KeyAdmission {
   readonly keyId: string;
@@ -245,7 +238,6 @@ export class Admission {
     options.redis.defineCommand('gwAdmit', { numberOfKeys: 9, lua: ADMIT });
     options.redis.defineCommand('gwRelease', { numberOfKeys: 3, lua: RELEASE });
     options.redis.defineCommand('gwSettle', { numberOfKeys: 4, lua: SETTLE });
-    options.redis.defineCommand('gwAdjustSpend', { numberOfKeys: 1, lua: ADJUST });
     this.#timer = setInterval(() => void this.#refresh(), Math.max(50, Math.floor(this.#ttl / 3)));
     this.#timer.unref();
   }
@@ -345,11 +337,7 @@ export class Admission {
 
   /** Adds `delta` (negative: a refund) to a key's spend counter of one period, if it exists. */
   async adjustSpend(keyId: string, periodTag: string, delta: bigint): Promise<void> {
-    if (delta === 0n) return;
-    await (this.#o.redis as unknown as Commands).gwAdjustSpend(
-      this.#o.keys.keySpend(keyId, periodTag),
-      delta.toString(),
-    );
+    await adjustSpendCounter(this.#o.redis, this.#o.keys.keySpend(keyId, periodTag), delta);
   }
 
   /** Fleet-wide requests admitted right now. */
@@ -388,5 +376,4 @@ interface Commands {
   gwAdmit(...args: (string | number)[]): Promise<unknown>;
   gwRelease(...args: (string | number)[]): Promise<unknown>;
   gwSettle(...args: (string | number)[]): Promise<unknown>;
-  gwAdjustSpend(...args: (string | number)[]): Promise<unknown>;
 }
