@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ChainClient, createChainClient } from '@gonka-gateway/chain';
-import type { Clock } from '@gonka-gateway/devshard';
+import type { Clock } from '@gonka-gateway/devshard/session';
 import {
   createFastify,
   errorHandling,
@@ -19,13 +19,16 @@ import { debugRoutes } from './admin/debug-routes.js';
 import { devshardsRoutes } from './admin/devshards-routes.js';
 import { escrowsRoutes } from './admin/escrows-routes.js';
 import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
+import { keysRoutes } from './admin/keys-routes.js';
 import { settingsRoutes } from './admin/settings-routes.js';
+import { usageRoutes } from './admin/usage-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
 import { createControllerMetrics } from './controller-metrics.js';
 import { bootstrapEscrows } from './escrow/bootstrap.js';
 import { startControllerJobs } from './jobs/workers.js';
 import { healthRoute } from './routes/health.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { registerKeyMetrics } from './usage/key-metrics.js';
 
 export interface ControllerDeps {
   config: GatewayConfig;
@@ -93,6 +96,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     leaderTtlMs: deps.config.proxy.leaseTtlMs,
   });
   app.addHook('onClose', () => jobs.close());
+  registerKeyMetrics(deps.registry, ctx, deps.config.userKeyHashes);
   await app.register(errorHandling);
   // Before every other route: it collects their schemas.
   await openApiRoutes(app);
@@ -110,6 +114,8 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(finalizeRoutes, { ctx });
     await admin.register(auditRoutes, { ctx });
     await admin.register(debugRoutes, { ctx });
+    await admin.register(keysRoutes, { ctx, envKeyDigests: deps.config.userKeyHashes });
+    await admin.register(usageRoutes, { ctx });
   });
   if (deps.firstStart) await bootstrapEscrows(ctx, deps.config.escrowMode);
   return app;

@@ -3,6 +3,7 @@
 // (the escrows this replica owns and the fleet's pool), routes/ (status, models, health, controller).
 // Every dependency is passed in; a test builds the app with real Postgres/Redis in a few lines.
 
+import { randomUUID } from 'node:crypto';
 import { createChainClient } from '@gonka-gateway/chain';
 import {
   createFastify,
@@ -18,9 +19,11 @@ import type { FastifyInstance } from 'fastify';
 import type postgres from 'postgres';
 import { Admission } from './chat/admission.js';
 import { chatRoutes } from './chat/chat-routes.js';
+import { HOP_HEADER, isValidHop } from './chat/forward-to-owner.js';
 import { PocWatch } from './chat/poc-watch.js';
 import { authentication } from './gate/auth.js';
 import { disabledMode } from './gate/disabled-mode.js';
+import { KeyDirectory } from './gate/key-directory.js';
 import { SettingsSource } from './gate/settings.js';
 import { PoolSnapshot } from './ownership/pool-snapshot.js';
 import { createProxyOwnership } from './ownership/proxy-ownership.js';
@@ -30,6 +33,7 @@ import { controllerForward } from './routes/controller-forward.js';
 import { healthRoutes } from './routes/health.js';
 import { modelsRoute } from './routes/models.js';
 import { statusRoute } from './routes/status.js';
+import { followRealCosts } from './usage/budget-corrections.js';
 import { UsageLedger } from './usage/usage-ledger.js';
 
 /**
@@ -73,7 +77,20 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   const { config, infra } = deps;
   const tuning = deps.tuning ?? {};
   const bodyLimit = tuning.bodyLimit ?? 4 * 1024 * 1024;
-  const app = createFastify(deps.logger, { bodyLimit });
+  // Request ids are the usage ledger's primary key (usage_records.request_id), so they must be unique
+  // across replicas and restarts and never chosen by a client (a reused id would drop the record of
+  // a billed request): a random UUID, or the admitting replica's id on a valid forwarding hop.
+  const app = createFastify(deps.logger, {
+    bodyLimit,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const presented = req.headers['x-request-id'];
+      return typeof presented === 'string' &&
+        isValidHop(config.adminKeyHash, presented, req.headers[HOP_HEADER])
+        ? presented
+        : randomUUID();
+    },
+  });
   const log = deps.logger;
   const onError = (what: string) => (error: Error) => app.log.warn({ err: error }, what);
   const keys = redisKeys(config.redis.keyPrefix);
@@ -84,8 +101,10 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   subscriber.on('error', (error: Error) =>
     app.log.warn({ error: error.message }, 'settings subscriber error'),
   );
+  const keyDirectory = new KeyDirectory({ database: infra.database });
   const settings = new SettingsSource({
     database: infra.database,
+    keys: keyDirectory,
     config,
     subscriber,
     channel: keys.settingsChanges,
@@ -126,6 +145,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     replicaId: config.proxy.replicaId,
     sessions,
     ...(tuning.usageReconcileEveryMs !== undefined ? { reconcileEveryMs: tuning.usageReconcileEveryMs } : {}),
+    onCorrections: (corrections) => followRealCosts(corrections, keyDirectory, admission),
     onError: onError('usage ledger'),
   });
 
@@ -164,7 +184,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   await app.register(authentication, {
     adminKeyHash: config.adminKeyHash,
     userKeyHashes: config.userKeyHashes,
-    settings,
+    keys: keyDirectory,
   });
   await app.register(disabledMode, { settings });
   await app.register(metricsRoute, { registry: deps.registry });
@@ -175,6 +195,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     sessions,
     pool,
     settings,
+    keyDirectory,
     admission,
     metrics,
     redis: infra.redis,

@@ -110,6 +110,13 @@ export function createProxyMetrics(registry: Registry, owned: () => readonly Own
       labelNames: ['reason'] as const,
       registers,
     }),
+    /** Issue 14: refusals of a stored key's own limits; reason is one of KEY_REJECTION_REASONS. */
+    keyRejections: new Counter({
+      name: `${METRIC_PREFIX}key_rejections_total`,
+      help: 'Requests refused by a stored API key limit (reason: expired, model, rpm, tpm, key_concurrency, budget).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     leasesHeld: new Gauge({
       name: `${METRIC_PREFIX}leases_held`,
       help: 'Escrow leases this replica holds.',

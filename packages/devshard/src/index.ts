@@ -112,9 +112,6 @@ export {
   type SyncVectorEntry,
   TimeoutReason,
 } from './proto/tx-messages.js';
-// Transitional: the session clock's type belongs to './session'; it stays here until
-// apps/controller/src/app.ts imports it from there (that file is edited only at merge).
-export type { Clock } from './session/session-clock.js';
 // Settlement (§8.2–§8.3): payload, slot quorum, the finalize document.
 export {
   type FinalizeDocument,

@@ -21,7 +21,7 @@ export { CompletionPendingError, type FinalizeGateOptions, openInferences } from
 export type { FlushResult } from './session/flush.js';
 export type { RejectReason } from './session/host-tx-check.js';
 export type { InferenceHandlers, InferenceInput, InferenceResult } from './session/inference.js';
-export { type InferenceCost, inferenceCostOf } from './session/inference-cost.js';
+export { type InferenceCost, inferenceCostOf, recordCost } from './session/inference-cost.js';
 export { InMemorySessionStore } from './session/memory-store.js';
 export { pendingKey } from './session/pending-queue.js';
 export {

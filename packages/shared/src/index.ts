@@ -44,6 +44,7 @@ export {
   PoolStateCodecError,
   type PoolStatus,
 } from './redis/pool-state.js';
+export { adjustSpendCounter } from './redis/spend-counter.js';
 export { openSecret, SecretBoxError, sealSecret } from './secrets/secret-box.js';
 export { type Closable, installGracefulShutdown, type ShutdownOptions } from './service/graceful-shutdown.js';
 export {
@@ -56,3 +57,9 @@ export {
 export { EXIT_CONFIG, EXIT_UNAVAILABLE, runMain } from './service/run-main.js';
 export { runService, type ServiceDeps, type ServiceSpec } from './service/run-service.js';
 export { GATEWAY_VERSION } from './service/version.js';
+export {
+  BUDGET_PERIODS,
+  type BudgetPeriod,
+  budgetPeriodOf,
+  type PeriodWindow,
+} from './usage/budget-period.js';

@@ -10,6 +10,8 @@ export const QUEUE_NAMES = {
   settle: 'settle',
   /** Upkeep: the balance / nonce check of every routed escrow (upkeep/depletion-check.ts). */
   depletionCheck: 'depletion-check',
+  /** Upkeep: delete usage records past the retention (usage/usage-retention.ts). */
+  usagePurge: 'usage-purge',
 } as const;
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 
@@ -20,6 +22,7 @@ export const JOB_IDS = {
   depletionSchedule: 'depletion-check-every',
   /** The pass a controller runs each time it takes the lead (crash recovery, architecture §3). */
   reconcileOnLead: (controllerId: string, lead: number) => `reconcile-on-lead-${controllerId}-${lead}`,
+  usagePurgeSchedule: 'usage-purge-every',
   /** A one-off reconciliation of one tx (after a create or settle answered `unknown`). */
   reconcileTx: (txHash: string) => `reconcile-${txHash.toUpperCase()}`,
   /** One settle per escrow: a double click or a second controller enqueues it once. */
@@ -45,3 +48,5 @@ export const WORKER_LOCKS = { lockDuration: 15_000, stalledInterval: 15_000 } as
 export const RECONCILE_EVERY_MS = 30_000;
 /** Spec §3.1, §8: about every 30 s. */
 export const DEPLETION_CHECK_EVERY_MS = 30_000;
+/** Retention is counted in days: hourly is prompt enough. */
+export const USAGE_PURGE_EVERY_MS = 3_600_000;

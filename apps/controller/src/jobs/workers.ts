@@ -12,6 +12,7 @@ import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
 import { checkDepletion } from '../upkeep/depletion-check.js';
 import { rebuildPool } from '../upkeep/pool-rebuild.js';
+import { purgeExpiredUsage } from '../usage/usage-retention.js';
 import { LeaderLease } from './leader-lease.js';
 import {
   DEFAULT_JOB_OPTIONS,
@@ -19,6 +20,7 @@ import {
   JOB_IDS,
   QUEUE_NAMES,
   RECONCILE_EVERY_MS,
+  USAGE_PURGE_EVERY_MS,
   WORKER_LOCKS,
 } from './queues.js';
 import { reconcileOpenCommitments } from './reconcile-commitments.js';
@@ -61,6 +63,7 @@ export async function startControllerJobs(
   const reconcile = new Queue(QUEUE_NAMES.reconcileCommitments, queueOptions);
   const settle = new Queue<SettleJobData>(QUEUE_NAMES.settle, queueOptions);
   const depletion = new Queue(QUEUE_NAMES.depletionCheck, queueOptions);
+  const usagePurge = new Queue(QUEUE_NAMES.usagePurge, queueOptions);
   const enqueueSettle = async (escrowId: bigint, privateKeyEnv: string): Promise<string> => {
     const jobId = JOB_IDS.settle(escrowId);
     const existing = await settle.getJob(jobId);
@@ -90,6 +93,12 @@ export async function startControllerJobs(
         const findings = await checkDepletion(ctx, { enqueueSettle });
         return findings.map((f) => ({ ...f, escrowId: f.escrowId.toString() }));
       },
+    },
+    {
+      queue: usagePurge,
+      schedulerId: JOB_IDS.usagePurgeSchedule,
+      everyMs: USAGE_PURGE_EVERY_MS,
+      process: () => purgeExpiredUsage(ctx.sql),
     },
   ];
   const workerOptions = (concurrency: number) => ({

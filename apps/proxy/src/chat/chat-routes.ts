@@ -1,6 +1,7 @@
 // POST /v1/chat/completions (pooled) and POST /devshard/{id}/v1/chat/completions (one escrow), in the
 // order of architecture §5: auth and disabled mode already ran (gate/) → body limit and JSON → model
-// and access → max_tokens → admission → an owned escrow, or the owner replica → session → usage.
+// and access → a stored key's expiry and models → max_tokens → admission (global and the key's own
+// limits, one Lua script) → an owned escrow, or the owner replica → session → budget settle → usage.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import replyFrom from '@fastify/reply-from';
@@ -8,13 +9,21 @@ import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
 import { GatewayError, type RedisKeys } from '@gonka-gateway/shared';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { KeyDirectory } from '../gate/key-directory.js';
 import type { SettingsSource } from '../gate/settings.js';
 import type { PoolSnapshot } from '../ownership/pool-snapshot.js';
 import type { ProxyMetrics } from '../proxy-metrics.js';
 import { type Admission, estimateInputTokens } from './admission.js';
 import { bodyForHost, checkAccess, checkKey, decideMaxTokens } from './chat-policy.js';
 import { type ChatBody, chatBodySchema, escrowParamsSchema } from './chat-schema.js';
-import { HOP_HEADER, hopToken, isValidHop, ownerUrl } from './forward-to-owner.js';
+import { HOP_HEADER, hopToken, isValidHop, ownerUrl, TICKET_HEADER } from './forward-to-owner.js';
+import {
+  checkStoredKey,
+  keyAdmissionOf,
+  rateLimitHeaders,
+  refusalOfCheck,
+  refusalOfLimit,
+} from './key-limits.js';
 import { serveOnSession } from './serve-on-session.js';
 import { sendUsage, servedCost } from './usage-events.js';
 
@@ -22,6 +31,7 @@ export interface ChatRoutesOptions {
   readonly sessions: OwnedSessions;
   readonly pool: PoolSnapshot;
   readonly settings: SettingsSource;
+  readonly keyDirectory: Pick<KeyDirectory, 'tokenPrice'>;
   readonly admission: Admission;
   readonly metrics: ProxyMetrics;
   readonly redis: Redis;
@@ -76,6 +86,14 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     const body = request.body as ChatBody;
     const settings = o.settings.current;
     checkAccess(request.caller, body.model, settings);
+    const stored = request.caller.kind === 'user' ? request.caller.stored : undefined;
+    if (stored) {
+      const refused = checkStoredKey(stored, body.model, Date.now());
+      if (refused) {
+        o.metrics.keyRejections.inc({ reason: refused });
+        throw refusalOfCheck(refused, body.model);
+      }
+    }
     if (body.n !== undefined && body.n > 1) {
       throw new GatewayError('invalid_request', 'n > 1 is not supported', { param: 'n' });
     }
@@ -103,6 +121,13 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     const raw = request.rawBody ?? Buffer.from(JSON.stringify(body));
     const hostBody = bodyForHost(raw, body, decision);
     const inputTokens = estimateInputTokens(raw.length);
+    const keyLimits = stored
+      ? keyAdmissionOf(
+          stored,
+          { inputTokens, maxTokens: decision.maxTokens, tokenPrice: o.keyDirectory.tokenPrice(body.model) },
+          new Date(),
+        )
+      : undefined;
 
     if (o.pocBlocks()) {
       return sendError(reply, new GatewayError('poc_active', 'the network is running PoC; retry shortly'), {
@@ -116,10 +141,15 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     if (!forwarded) {
       // The ticket is ours, never the client's x-request-id: two requests must never share an entry.
       const admitted = await o.admission
-        .admit(`${o.replicaId}:${randomUUID()}`, inputTokens)
+        .admit(`${o.replicaId}:${randomUUID()}`, inputTokens, keyLimits)
         .catch((error: Error) => {
           throw new GatewayError('service_unavailable', 'admission is unavailable', { cause: error });
         });
+      if (!admitted.admitted && 'retryAfterMs' in admitted && stored) {
+        o.metrics.keyRejections.inc({ reason: admitted.reason });
+        const refusal = refusalOfLimit(stored, admitted.reason, admitted.retryAfterMs);
+        return sendError(reply, refusal.error, { ...headers, ...refusal.headers });
+      }
       if (!admitted.admitted) {
         o.metrics.admissionRejections.inc({ reason: admitted.reason });
         return sendError(
@@ -132,11 +162,24 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
         );
       }
       ticket = admitted.ticket;
+      if (stored) Object.assign(headers, rateLimitHeaders(stored, admitted.rate));
       const release = () => void o.admission.release(admitted.ticket).catch(() => undefined);
       reply.raw.once('close', release);
     }
     o.metrics.inFlight.inc();
     reply.raw.once('close', () => o.metrics.inFlight.dec());
+
+    // The budget reservation is settled by the replica that serves (the owner, on a forward).
+    const presented = request.headers[TICKET_HEADER];
+    const settleTicket = forwarded ? (typeof presented === 'string' ? presented : undefined) : ticket;
+    let settled = false;
+    const settleBudget = (cost: bigint, usedTokens: number | undefined) => {
+      if (settled || !keyLimits || settleTicket === undefined) return;
+      settled = true;
+      void o.admission
+        .settle(settleTicket, keyLimits, cost, usedTokens)
+        .catch((error: Error) => request.log.warn({ err: error }, 'budget settle failed'));
+    };
 
     const outcome = await serveOnSession(
       request,
@@ -152,7 +195,10 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
         headers,
       },
       { sessions: o.sessions, metrics: o.metrics },
-    );
+    ).catch((error: unknown) => {
+      settleBudget(0n, undefined);
+      throw error;
+    });
 
     if (outcome.kind === 'not_here') {
       const url =
@@ -162,6 +208,7 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
               escrowId !== undefined ? e.escrowId === escrowId : e.modelId === body.model,
             );
       if (!url) {
+        settleBudget(0n, undefined);
         return sendError(
           reply,
           new GatewayError('no_escrow_available', `no escrow can serve model ${body.model} now`),
@@ -187,7 +234,10 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
           ...h,
           'x-request-id': request.id,
           [HOP_HEADER]: hopToken(o.hopSecret, request.id),
+          ...(ticket !== undefined ? { [TICKET_HEADER]: ticket } : {}),
         }),
+        // The owner does not know this replica's rate-limit state: its headers are added here.
+        rewriteHeaders: (h) => ({ ...h, ...headers }),
       });
     }
 
@@ -202,6 +252,8 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     if (outcome.ttftMs !== undefined) o.metrics.timeToFirstToken.observe(outcome.ttftMs);
     o.metrics.tokens.inc({ direction: 'input' }, outcome.inputTokens ?? inputTokens);
     o.metrics.tokens.inc({ direction: 'output' }, outcome.outputTokens);
+    const cost = servedCost(o.sessions, outcome.escrowId, outcome.nonces);
+    settleBudget(cost?.cost ?? 0n, (outcome.inputTokens ?? inputTokens) + outcome.outputTokens);
     void sendUsage(o.redis, o.keys, {
       requestId: request.id,
       keyId:
@@ -215,7 +267,7 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
       totalMs,
       ttftMs: outcome.ttftMs,
       replicaId: o.replicaId,
-      cost: servedCost(o.sessions, outcome.escrowId, outcome.nonces),
+      cost,
     }).catch((error: Error) => request.log.warn({ err: error }, 'usage event not sent'));
     return reply;
   };

@@ -7,6 +7,8 @@ import type { PoolEscrowState } from '@gonka-gateway/shared';
 import type { PoolSnapshot } from '../ownership/pool-snapshot.js';
 
 export const HOP_HEADER = 'x-gateway-hop';
+/** The admitting replica's admission ticket, read only on a valid hop: the owner settles its budget. */
+export const TICKET_HEADER = 'x-gateway-admission-ticket';
 
 export function hopToken(secret: Buffer, requestId: string): string {
   return createHmac('sha256', secret).update(requestId).digest('hex');

@@ -3,6 +3,7 @@
 // on `settings:changes`, and a periodic read of the row (revision compared) catches a missed message.
 import { type Database, type GatewayConfig, readSettings } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
+import type { KeyDirectory } from './key-directory.js';
 
 export type AccessMode = 'admin_only' | 'api_key';
 
@@ -15,18 +16,14 @@ export interface GatewaySettings {
   readonly disabled: { readonly enabled: boolean; readonly message: string; readonly newUrl: string | null };
 }
 
-/** A user key issued through the admin API (spec §5.1): its id and SHA-256 digest, never the key. */
-export interface StoredKey {
-  readonly id: string;
-  readonly hash: Buffer;
-}
-
 export interface SettingsSourceOptions {
   readonly database: Pick<Database, 'db' | 'sql'>;
   readonly config: GatewayConfig;
   /** A Redis connection for SUBSCRIBE (it becomes a subscriber-only connection). */
   readonly subscriber?: Redis;
   readonly channel: string;
+  /** Stored API keys, re-read with the settings (issue 14). */
+  readonly keys?: Pick<KeyDirectory, 'reload'>;
   /** Re-read period (default 1 s). */
   readonly refreshEveryMs?: number;
   readonly onError?: (error: Error) => void;
@@ -68,7 +65,6 @@ function fromRow(row: Row): GatewaySettings {
 export class SettingsSource {
   readonly #o: SettingsSourceOptions;
   #current: GatewaySettings;
-  #storedKeys: readonly StoredKey[] = [];
   #timer: NodeJS.Timeout | undefined;
   #loading: Promise<void> | undefined;
   #stopped = false;
@@ -80,11 +76,6 @@ export class SettingsSource {
 
   get current(): GatewaySettings {
     return this.#current;
-  }
-
-  /** Digests of the stored, unrevoked user keys (re-read with the settings). */
-  get storedKeys(): readonly StoredKey[] {
-    return this.#storedKeys;
   }
 
   async start(): Promise<void> {
@@ -103,13 +94,8 @@ export class SettingsSource {
   reload(): Promise<void> {
     this.#loading ??= (async () => {
       try {
-        const [row, keys] = await Promise.all([
-          readSettings(this.#o.database.db),
-          this.#o.database.sql<{ id: string; key_hash: Buffer }[]>`
-            select id::text as id, key_hash from api_keys where revoked_at is null`,
-        ]);
+        const [row] = await Promise.all([readSettings(this.#o.database.db), this.#o.keys?.reload()]);
         if (row && row.revision !== this.#current.revision) this.#current = fromRow(row);
-        this.#storedKeys = keys.map((k) => ({ id: k.id, hash: Buffer.from(k.key_hash) }));
       } finally {
         this.#loading = undefined;
       }

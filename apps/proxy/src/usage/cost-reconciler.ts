@@ -6,12 +6,21 @@
 // Finish (or the timeout). The update is conditional on cost_final = false, so any replica, any
 // number of times, gives the same row. A row whose record was sealed out of the live state before
 // this ran, or whose escrow is no longer open anywhere, keeps its reservation and cost_final=false.
+// Each row that became final is reported with its change (final − recorded), so a stored key's
+// budget counter, charged the recorded cost when the request ended, follows the real cost (issue 14).
 import type { InferenceCost } from '@gonka-gateway/devshard/session';
 import type postgres from 'postgres';
 
 export interface CostSource {
   owned(): ReadonlySet<bigint>;
   inferenceCost(escrowId: bigint, nonce: bigint): InferenceCost | undefined;
+}
+
+/** A row that became final: its key, when it was answered, and final cost − recorded cost (ngonka). */
+export interface CostCorrection {
+  readonly keyId: string;
+  readonly atMs: number;
+  readonly delta: bigint;
 }
 
 export interface CostReconcilerOptions {
@@ -22,6 +31,7 @@ export interface CostReconcilerOptions {
   /** Rows looked at per pass (default 500). */
   readonly batch?: number;
   readonly onError?: (error: Error) => void;
+  readonly onCorrections?: (corrections: readonly CostCorrection[]) => Promise<void>;
 }
 
 export class CostReconciler {
@@ -71,10 +81,18 @@ export class CostReconciler {
       if (c?.final) final.push({ request_id: r.request_id, cost: c.cost.toString() });
     }
     if (final.length === 0) return 0;
-    const done = await sql`
+    // The CTE reads the rows as they were before this statement: the recorded cost.
+    const done = await sql<{ key_id: string; at_ms: number; delta: string }[]>`
+      with v as (select * from jsonb_to_recordset(${JSON.stringify(final)}::jsonb) as v(request_id text, cost numeric)),
+           before as (select u.request_id, coalesce(u.cost, 0) as cost from usage_records u join v using (request_id))
       update usage_records u set cost = v.cost, cost_final = true, updated_at = now()
-      from jsonb_to_recordset(${JSON.stringify(final)}::jsonb) as v(request_id text, cost numeric)
-      where u.request_id = v.request_id and not u.cost_final`;
-    return done.count;
+      from v join before using (request_id)
+      where u.request_id = v.request_id and not u.cost_final
+      returning u.key_id, (extract(epoch from u.at) * 1000)::float8 as at_ms, (v.cost - before.cost)::text as delta`;
+    const corrections = done
+      .map((r) => ({ keyId: r.key_id, atMs: Number(r.at_ms), delta: BigInt(r.delta) }))
+      .filter((c) => c.delta !== 0n);
+    if (corrections.length > 0) await this.#o.onCorrections?.(corrections);
+    return done.length;
   }
 }

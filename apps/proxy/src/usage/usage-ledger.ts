@@ -4,7 +4,7 @@
 import type { RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
-import { CostReconciler, type CostSource } from './cost-reconciler.js';
+import { type CostCorrection, CostReconciler, type CostSource } from './cost-reconciler.js';
 import { UsageWriter } from './usage-writer.js';
 
 export interface UsageLedgerOptions {
@@ -16,6 +16,8 @@ export interface UsageLedgerOptions {
   readonly reconcileEveryMs?: number;
   readonly claimIdleMs?: number;
   readonly onError?: (error: Error) => void;
+  /** Budget counters follow rows that became final (issue 14). */
+  readonly onCorrections?: (corrections: readonly CostCorrection[]) => Promise<void>;
 }
 
 export class UsageLedger {
@@ -36,6 +38,7 @@ export class UsageLedger {
       sql: o.sql,
       sessions: o.sessions,
       ...(o.reconcileEveryMs !== undefined ? { everyMs: o.reconcileEveryMs } : {}),
+      ...(o.onCorrections ? { onCorrections: o.onCorrections } : {}),
       ...onError,
     });
   }

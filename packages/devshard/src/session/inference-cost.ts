@@ -14,7 +14,11 @@ export interface InferenceCost {
 /** Undefined when the state has no live record for `nonce` (never started here, or already sealed). */
 export function inferenceCostOf(state: SessionState, nonce: bigint): InferenceCost | undefined {
   const r: InferenceRecord | undefined = state.inferences.get(nonce);
-  if (!r) return undefined;
+  return r ? recordCost(r) : undefined;
+}
+
+/** The cost of one record, live or as sealed (a sealed record's is what settlement pays for it). */
+export function recordCost(r: InferenceRecord): InferenceCost {
   switch (r.status) {
     case InferenceStatus.Pending:
     case InferenceStatus.Started:

@@ -18,6 +18,7 @@ const EXPECTED_TABLES = [
   'session_state_signatures',
   'settings',
   'usage_records',
+  'usage_settings',
 ];
 
 describe('migrations', () => {

@@ -278,7 +278,14 @@ export const chainTxCommitments = pgTable(
   ],
 );
 
-/** API keys issued through the admin API: only the SHA-256 digest is stored. */
+export const BUDGET_PERIODS = ['daily', 'weekly', 'monthly', 'total'] as const;
+export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
+
+/**
+ * API keys issued through the admin API (issue 14, docs/keys-and-usage.md): only the SHA-256 digest
+ * is stored, with the key's limits. A null limit is no limit; `models` null = every model the
+ * access mode allows. Spend is not a column: it is the usage ledger's, counted live in Redis.
+ */
 export const apiKeys = pgTable(
   'api_keys',
   {
@@ -289,8 +296,40 @@ export const apiKeys = pgTable(
     displayPrefix: text('display_prefix').notNull(),
     createdAt: createdAt(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    models: jsonb('models'),
+    budgetNgonka: uint64('budget_ngonka'),
+    budgetPeriod: text('budget_period', { enum: BUDGET_PERIODS }),
+    rpm: integer('rpm'),
+    tpm: integer('tpm'),
+    maxConcurrent: integer('max_concurrent'),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    metadata: jsonb('metadata').notNull().default(sql`'{}'::jsonb`),
+    rotatedAt: timestamp('rotated_at', { withTimezone: true }),
+    updatedAt: updatedAt(),
   },
-  (t) => [uniqueIndex('api_keys_key_hash_idx').on(t.keyHash)],
+  (t) => [
+    uniqueIndex('api_keys_key_hash_idx').on(t.keyHash),
+    check(
+      'api_keys_budget_period_known',
+      sql`${t.budgetPeriod} is null or ${inList(t.budgetPeriod, BUDGET_PERIODS)}`,
+    ),
+  ],
+);
+
+/**
+ * One row (id = 1): the usage ledger's operator knobs (issue 14), changed through
+ * POST /v1/admin/usage/settings without a restart. 0 retention days = keep every record.
+ */
+export const usageSettings = pgTable(
+  'usage_settings',
+  {
+    id: smallint('id').primaryKey().default(1),
+    retentionDays: integer('retention_days').notNull().default(0),
+    /** Keys with their own series in the spend metrics; the rest are summed into key="other". */
+    metricsTopKeys: integer('metrics_top_keys').notNull().default(10),
+    updatedAt: updatedAt(),
+  },
+  (t) => [check('usage_settings_single_row', sql`${t.id} = 1`)],
 );
 
 /** Every admin action: who (key fingerprint), what, on which target, and the outcome. */

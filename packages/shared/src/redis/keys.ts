@@ -36,6 +36,19 @@ export function redisKeys(prefix: string) {
     admissionTokens: k('admission:tokens'),
     /** In-flight request count of one escrow across replicas. */
     escrowInFlight: (escrowId: bigint) => k(`inflight:escrow:${escrowId}`),
+    /**
+     * Per stored API key (issue 14), touched only by the admission script (apps/proxy/src/chat/
+     * admission.ts): requests and tokens of the last minute (zset ticket → time; hash ticket →
+     * tokens), requests in flight (zset ticket → expiry), budget reservations in flight (zset ticket
+     * → expiry; hash ticket → ngonka) and the spend counter of one budget period (ngonka).
+     */
+    keyRpm: (keyId: string) => k(`key:${keyId}:rpm`),
+    keyTpm: (keyId: string) => k(`key:${keyId}:tpm`),
+    keyTpmTokens: (keyId: string) => k(`key:${keyId}:tpm:tokens`),
+    keyInFlight: (keyId: string) => k(`key:${keyId}:inflight`),
+    keyReservations: (keyId: string) => k(`key:${keyId}:reserved`),
+    keyReservationAmounts: (keyId: string) => k(`key:${keyId}:reserved:ngonka`),
+    keySpend: (keyId: string, periodTag: string) => k(`key:${keyId}:spend:${periodTag}`),
     /** Stream of usage events (one per completed chat request). */
     usageStream: k('usage'),
   };
