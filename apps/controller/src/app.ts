@@ -89,6 +89,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
   const jobs = await startControllerJobs(ctx, {
     redisUrl: deps.config.redis.url,
     workers: deps.jobs ?? true,
+    rotationTickMs: deps.config.controller.rotationTickMs,
   });
   app.addHook('onClose', () => jobs.close());
   await app.register(errorHandling);
@@ -101,7 +102,10 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await adminAuth(admin, { adminKeyHash: deps.config.adminKeyHash, sql: ctx.sql });
     await admin.register(escrowsRoutes, { ctx });
     await admin.register(devshardsRoutes, { ctx, jobs });
-    await admin.register(settingsRoutes, { ctx });
+    await admin.register(settingsRoutes, {
+      ctx,
+      onChange: (s) => s.rotationOn && jobs.kickRotation(s.revision),
+    });
     await admin.register(finalizeRoutes, { ctx });
     await admin.register(auditRoutes, { ctx });
     await admin.register(debugRoutes, { ctx });

@@ -10,6 +10,10 @@ export const QUEUE_NAMES = {
   settle: 'settle',
   /** Upkeep: the balance / nonce check of every routed escrow (upkeep/depletion-check.ts). */
   depletionCheck: 'depletion-check',
+  /** Upkeep: the rotation tick (upkeep/rotation-tick.ts, spec §3.4). */
+  rotationTick: 'rotation-tick',
+  /** Upkeep: epoch, phase and PoC state published to Redis for the proxies (upkeep/chain-phase.ts). */
+  chainPhase: 'chain-phase',
 } as const;
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 
@@ -18,6 +22,10 @@ export const JOB_IDS = {
   /** The repeating reconciliation pass has one scheduler id. */
   reconcileSchedule: 'reconcile-commitments-every',
   depletionSchedule: 'depletion-check-every',
+  rotationSchedule: 'rotation-tick-every',
+  chainPhaseSchedule: 'chain-phase-every',
+  /** A tick right after a settings change (revision), so enabling rotation acts without waiting. */
+  rotationKick: (revision: string) => `rotation-tick-settings-${revision}`,
   /** A one-off reconciliation of one tx (after a create or settle answered `unknown`). */
   reconcileTx: (txHash: string) => `reconcile-${txHash.toUpperCase()}`,
   /** One settle per escrow: a double click or a second controller enqueues it once. */
@@ -36,3 +44,5 @@ export const DEFAULT_JOB_OPTIONS = {
 export const RECONCILE_EVERY_MS = 30_000;
 /** Spec §3.1, §8: about every 30 s. */
 export const DEPLETION_CHECK_EVERY_MS = 30_000;
+/** Spec §3.4, §8: about every 15 s (GATEWAY_ROTATION_TICK_MS). */
+export const ROTATION_TICK_EVERY_MS = 15_000;

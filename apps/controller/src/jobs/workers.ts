@@ -6,13 +6,16 @@ import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
+import { publishChainPhase } from '../upkeep/chain-phase.js';
 import { checkDepletion } from '../upkeep/depletion-check.js';
+import { runRotationTick } from '../upkeep/rotation-tick.js';
 import {
   DEFAULT_JOB_OPTIONS,
   DEPLETION_CHECK_EVERY_MS,
   JOB_IDS,
   QUEUE_NAMES,
   RECONCILE_EVERY_MS,
+  ROTATION_TICK_EVERY_MS,
 } from './queues.js';
 import { reconcileOpenCommitments } from './reconcile-commitments.js';
 
@@ -26,12 +29,14 @@ export interface ControllerJobs {
   settle: Queue<SettleJobData>;
   /** Enqueues the settle job of an escrow once (a failed one is retried); returns its id. */
   enqueueSettle(escrowId: bigint, privateKeyEnv: string): Promise<string>;
+  /** One rotation tick now (after a settings change of this revision). */
+  kickRotation(revision: string): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startControllerJobs(
   ctx: ControllerContext,
-  options: { redisUrl: string; workers: boolean },
+  options: { redisUrl: string; workers: boolean; rotationTickMs?: number },
 ): Promise<ControllerJobs> {
   const connections: Redis[] = [];
   const connection = () => {
@@ -44,6 +49,9 @@ export async function startControllerJobs(
   const reconcile = new Queue(QUEUE_NAMES.reconcileCommitments, queueOptions);
   const settle = new Queue<SettleJobData>(QUEUE_NAMES.settle, queueOptions);
   const depletion = new Queue(QUEUE_NAMES.depletionCheck, queueOptions);
+  const rotation = new Queue(QUEUE_NAMES.rotationTick, queueOptions);
+  const chainPhase = new Queue(QUEUE_NAMES.chainPhase, queueOptions);
+  const rotationTickMs = options.rotationTickMs ?? ROTATION_TICK_EVERY_MS;
   const enqueueSettle = async (escrowId: bigint, privateKeyEnv: string): Promise<string> => {
     const jobId = JOB_IDS.settle(escrowId);
     const existing = await settle.getJob(jobId);
@@ -83,6 +91,25 @@ export async function startControllerJobs(
         { connection: connection(), prefix, concurrency: 1 },
       ),
     );
+    workers.push(
+      new Worker(
+        QUEUE_NAMES.rotationTick,
+        async () => {
+          const tick = await runRotationTick(ctx, { enqueueSettle });
+          return { ran: tick.ran, step: tick.step?.stage ?? null, stages: tick.stages.length };
+        },
+        // A tick never overlaps another (it also holds a Redis lock across controllers).
+        { connection: connection(), prefix, concurrency: 1 },
+      ),
+      new Worker(
+        QUEUE_NAMES.chainPhase,
+        async () => {
+          const p = await publishChainPhase(ctx);
+          return { epoch: p.epoch.toString(), phase: p.phase, pocActive: p.pocActive };
+        },
+        { connection: connection(), prefix, concurrency: 1 },
+      ),
+    );
     for (const w of workers) {
       w.on('failed', (job, err) =>
         ctx.logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'),
@@ -98,14 +125,29 @@ export async function startControllerJobs(
       { every: DEPLETION_CHECK_EVERY_MS },
       { data: {} },
     );
+    await rotation.upsertJobScheduler(JOB_IDS.rotationSchedule, { every: rotationTickMs }, { data: {} });
+    await chainPhase.upsertJobScheduler(
+      JOB_IDS.chainPhaseSchedule,
+      { every: Math.max(1_000, Math.floor(rotationTickMs / 3)) },
+      { data: {} },
+    );
   }
   return {
     reconcile,
     settle,
     enqueueSettle,
+    async kickRotation(revision) {
+      await rotation.add('rotation-tick', {}, { jobId: JOB_IDS.rotationKick(revision), attempts: 1 });
+    },
     async close() {
       await Promise.all(workers.map((w) => w.close()));
-      await Promise.all([reconcile.close(), settle.close(), depletion.close()]);
+      await Promise.all([
+        reconcile.close(),
+        settle.close(),
+        depletion.close(),
+        rotation.close(),
+        chainPhase.close(),
+      ]);
       await Promise.all(connections.map(closeRedis));
     },
   };

@@ -1,0 +1,390 @@
+// The rotation tick (spec §3.4, §8 "about every 15 s"; issue 12 "rotation tick"). Each pass reads the
+// settings and the chain phase afresh, decides the stage (rotation-plan.ts) and, per listed model:
+// - bridge (pre_poc_blocks before the switch): create temp_count temporary escrows, then retire the
+//   regular ones — once a temporary escrow is routed by a proxy, so chat never runs out of escrows;
+// - target (the chain has left PoC): create target_count regular escrows, then retire the temporary
+//   ones, again once a new one is routed;
+// - fallback: temporary creation failed → regular escrows are promoted to the temporary role (they
+//   keep serving through the transition and are retired with the temporaries);
+// - suppression: a create that failed on chain (or whose pre-checks say it would: funds, allowlist,
+//   amount) is not tried again for the same model, role and epoch.
+// Every create goes through escrow/create.ts with an Idempotency-Key per model, role, epoch and slot,
+// so its commitment (tx hash stored before broadcast) makes a retried or concurrent tick resume the
+// slot's one tx instead of sending a second. Models absent from the chain's governance models are
+// skipped before anything is signed. A Redis lock keeps two controllers from ticking at once; the
+// stage rows in Postgres make a restarted controller carry on where the last one stopped.
+import { randomUUID } from 'node:crypto';
+import { privateKeyFromEnv, queryChainId, queryGovernanceModels } from '@gonka-gateway/chain';
+import { decodePoolState, GatewayError } from '@gonka-gateway/shared';
+import type { ControllerContext } from '../controller-context.js';
+import { createBusinessKey, createEscrow } from '../escrow/create.js';
+import { type ChainPhase, publishChainPhase } from './chain-phase.js';
+import { checkFunding } from './rotation-funding.js';
+import { planRotation, type RotationStep } from './rotation-plan.js';
+import {
+  isSuppressed,
+  openStage,
+  type RotationRole,
+  recordEvent,
+  retiringStages,
+  type StageRow,
+  suppress,
+  updateStage,
+} from './rotation-record.js';
+import { advanceRetiring, type RetireDeps, startRetiring } from './rotation-retire.js';
+import { type RotationModelSettings, readRotationSettings } from './rotation-settings.js';
+
+export type RotationTickDeps = RetireDeps;
+
+export interface RotationTickResult {
+  ran: boolean;
+  step?: RotationStep;
+  phase?: ChainPhase;
+  stages: StageRow[];
+}
+
+/** The Idempotency-Key of one rotation slot: one slot, at most one escrow. */
+export const rotationSlotKey = (modelId: string, role: RotationRole, epoch: bigint, slot: number) =>
+  `rotation-${modelId}-${role}-${epoch}-${slot}`;
+
+const LOCK_TTL_MS = 30_000;
+const RENEW_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`;
+const RELEASE_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
+/** Runs one tick unless another is running (this or another controller); renews its lock meanwhile. */
+export async function runRotationTick(
+  ctx: ControllerContext,
+  deps: RotationTickDeps,
+): Promise<RotationTickResult> {
+  const key = ctx.keys.rotationTickLock;
+  const token = `${ctx.controllerId}-${randomUUID()}`;
+  const got = await ctx.redis.set(key, token, 'PX', LOCK_TTL_MS, 'NX');
+  if (got !== 'OK') return { ran: false, stages: [] };
+  const renew = setInterval(() => {
+    ctx.redis.eval(RENEW_IF_HELD, 1, key, token, String(LOCK_TTL_MS)).catch(() => undefined);
+  }, LOCK_TTL_MS / 3);
+  try {
+    return await rotationPass(ctx, deps);
+  } finally {
+    clearInterval(renew);
+    await ctx.redis.eval(RELEASE_IF_HELD, 1, key, token);
+  }
+}
+
+async function rotationPass(ctx: ControllerContext, deps: RotationTickDeps): Promise<RotationTickResult> {
+  const settings = await readRotationSettings(ctx.sql);
+  // Stages already under way finish their retirement even when rotation was switched off since.
+  const models = new Map((settings?.models ?? []).map((m) => [m.modelId, m]));
+  const stages: StageRow[] = [];
+  for (const row of await retiringStages(ctx.sql)) {
+    stages.push(await advanceRetiring(ctx, deps, row, models.get(row.modelId)));
+  }
+  if (!settings?.enabled || settings.models.length === 0) return { ran: true, stages };
+
+  const phase = await publishChainPhase(ctx);
+  const step = planRotation(phase, settings.prePocBlocks);
+  const governance = new Set((await queryGovernanceModels(ctx.chain)).map((m) => m.id));
+  const rotated: RotationModelSettings[] = [];
+  for (const model of settings.models) {
+    if (governance.has(model.modelId)) {
+      rotated.push(model);
+      continue;
+    }
+    await recordEvent(
+      ctx.sql,
+      ctx.logger,
+      {
+        modelId: model.modelId,
+        marker: 'escrow_rotation_model_absent',
+        epoch: phase.epoch,
+        detail: {},
+      },
+      { once: true, message: 'rotation skips a model that is not a governance model on the chain' },
+    );
+  }
+  await warnIfUnderfunded(ctx, rotated, phase.epoch);
+  if (step.stage === 'hold') return { ran: true, step, phase, stages };
+  for (const model of rotated) {
+    try {
+      stages.push(await runStage(ctx, deps, model, step));
+    } catch (err) {
+      // One model's trouble (chain unreachable, …) must not stop the others; the next tick retries.
+      ctx.logger.warn(
+        { marker: 'escrow_rotation_tick_error', model: model.modelId, err: (err as Error).message },
+        'rotation tick: model skipped this time',
+      );
+    }
+  }
+  return { ran: true, step, phase, stages };
+}
+
+async function warnIfUnderfunded(
+  ctx: ControllerContext,
+  models: readonly RotationModelSettings[],
+  epoch: bigint,
+): Promise<void> {
+  let funding: Awaited<ReturnType<typeof checkFunding>>;
+  try {
+    funding = await checkFunding(ctx, models);
+  } catch (err) {
+    ctx.logger.warn({ err: (err as Error).message }, 'rotation funding check could not run');
+    return;
+  }
+  for (const f of funding) {
+    if (f.ok) continue;
+    for (const modelId of f.models) {
+      await recordEvent(
+        ctx.sql,
+        ctx.logger,
+        {
+          modelId,
+          marker: 'escrow_rotation_underfunded',
+          epoch,
+          detail: { creator: f.creator, spendable: f.spendable.toString(), required: f.required.toString() },
+        },
+        {
+          once: true,
+          message: 'rotation creator balance is below (temp_count + target_count) × amount plus gas',
+        },
+      );
+    }
+  }
+}
+
+async function runStage(
+  ctx: ControllerContext,
+  deps: RotationTickDeps,
+  model: RotationModelSettings,
+  step: Extract<RotationStep, { role: RotationRole }>,
+): Promise<StageRow> {
+  const target = step.stage === 'bridge' ? model.tempCount : model.targetCount;
+  const { row: opened, opened: isNew } = await openStage(ctx.sql, {
+    modelId: model.modelId,
+    epoch: step.epoch,
+    stage: step.stage,
+    role: step.role,
+    target,
+  });
+  if (isNew) {
+    await recordEvent(ctx.sql, ctx.logger, {
+      modelId: model.modelId,
+      marker: `escrow_rotation_${step.stage}_started`,
+      epoch: step.epoch,
+      detail: { target },
+    });
+  }
+  let row = opened;
+  if (row.status !== 'creating') return row;
+
+  const created = await createSlots(ctx, model, step, row.target);
+  row = await updateStage(ctx.sql, row, {
+    created: created.ids.length,
+    failed: created.failedSlots,
+    lastError: created.error ?? row.lastError,
+    existing: await servingCount(ctx, model.modelId, step.role),
+  });
+  if (created.pending) return row; // an outcome is not known yet: the next tick resumes the slot
+
+  if (step.stage === 'bridge' && created.ids.length + row.promoted < row.target) {
+    const missing = row.target - created.ids.length - row.promoted;
+    const promoted = await promoteToTemp(ctx, model.modelId, missing);
+    if (promoted.length > 0) {
+      await recordEvent(ctx.sql, ctx.logger, {
+        modelId: model.modelId,
+        marker: 'escrow_rotation_fallback_promoted',
+        epoch: step.epoch,
+        detail: { escrow_ids: promoted.join(','), missing },
+      });
+      row = await updateStage(ctx.sql, row, { promoted: row.promoted + promoted.length });
+    }
+  }
+  // What keeps serving once the outgoing role is retired: every routed temporary escrow (created or
+  // promoted) in the bridge, this stage's new regular escrows in the target stage.
+  const replacements = step.stage === 'bridge' ? await roleEscrows(ctx, model.modelId, 'temp') : created.ids;
+  if (row.target > 0 && !(await anyRouted(ctx, replacements))) {
+    if (replacements.length === 0) {
+      await recordEvent(
+        ctx.sql,
+        ctx.logger,
+        {
+          modelId: model.modelId,
+          marker: 'escrow_rotation_no_replacement',
+          epoch: step.epoch,
+          detail: { stage: step.stage },
+        },
+        { once: true, message: 'rotation keeps the current escrows: no replacement could be created' },
+      );
+      return updateStage(ctx.sql, row, { status: 'done' });
+    }
+    return row; // retire once a proxy routes a replacement, so chat never runs dry
+  }
+  const outgoing = step.stage === 'bridge' ? 'regular' : 'temp';
+  const retiring = await startRetiring(ctx, await roleEscrows(ctx, model.modelId, outgoing, true));
+  await recordEvent(ctx.sql, ctx.logger, {
+    modelId: model.modelId,
+    marker: 'escrow_rotation_retiring',
+    epoch: step.epoch,
+    detail: { stage: step.stage, role: outgoing, escrow_ids: retiring.join(',') },
+  });
+  row = await updateStage(ctx.sql, row, {
+    status: 'retiring',
+    retiring,
+    existing: await servingCount(ctx, model.modelId, step.role),
+  });
+  return advanceRetiring(ctx, deps, row, model);
+}
+
+interface SlotResults {
+  ids: bigint[];
+  /** Slots whose create failed on chain or in its pre-checks, or was suppressed after such a failure. */
+  failedSlots: number;
+  /** Some slot's outcome is unknown or the chain could not be asked: retry next tick. */
+  pending: boolean;
+  error?: string;
+}
+
+async function createSlots(
+  ctx: ControllerContext,
+  model: RotationModelSettings,
+  step: Extract<RotationStep, { role: RotationRole }>,
+  count: number,
+): Promise<SlotResults> {
+  const out: SlotResults = { ids: [], failedSlots: 0, pending: false };
+  let suppressed = await isSuppressed(ctx.sql, model.modelId, step.role, step.epoch);
+  const key = privateKeyFromEnv(ctx.env, model.privateKeyEnv);
+  const chainId = count > 0 ? await queryChainId(ctx.chain) : '';
+  for (let slot = 0; slot < count; slot++) {
+    const idempotencyKey = rotationSlotKey(model.modelId, step.role, step.epoch, slot);
+    // A suppressed role still answers slots that were created before the failure (stored answers).
+    if (suppressed && !(await slotWasCreated(ctx, idempotencyKey))) {
+      out.failedSlots++;
+      continue;
+    }
+    try {
+      const created = await createEscrow(ctx, {
+        amount: model.amount,
+        modelId: model.modelId,
+        chainId,
+        register: true,
+        key,
+        keySource: { env: model.privateKeyEnv },
+        idempotencyKey,
+      });
+      const id = BigInt(created.escrow_id);
+      const tagged = await ctx.sql`
+        update escrows set role = ${step.role}, updated_at = now()
+         where escrow_id = ${id.toString()}::numeric and role = 'manual' returning 1`;
+      if (tagged.length === 1) {
+        await recordEvent(ctx.sql, ctx.logger, {
+          modelId: model.modelId,
+          marker: 'escrow_rotation_created',
+          epoch: step.epoch,
+          detail: { escrow_id: id.toString(), role: step.role, slot, tx_hash: created.tx_hash },
+        });
+      }
+      out.ids.push(id);
+    } catch (err) {
+      const message = (err as Error).message;
+      out.error = `${step.role} slot ${slot}: ${message}`;
+      if (await failedForGood(ctx, idempotencyKey, err)) {
+        out.failedSlots++;
+        suppressed = true;
+        await recordEvent(ctx.sql, ctx.logger, {
+          modelId: model.modelId,
+          marker: 'escrow_rotation_create_failed',
+          epoch: step.epoch,
+          detail: { role: step.role, slot, error: message },
+        });
+        if (
+          await suppress(ctx.sql, { modelId: model.modelId, role: step.role, epoch: step.epoch }, message)
+        ) {
+          await recordEvent(ctx.sql, ctx.logger, {
+            modelId: model.modelId,
+            marker: 'escrow_rotation_create_suppressed',
+            epoch: step.epoch,
+            detail: { role: step.role, error: message },
+          });
+        }
+        // The same cause would fail the remaining slots too: they are suppressed with it.
+        continue;
+      }
+      out.pending = true;
+    }
+  }
+  return out;
+}
+
+/** A create whose tx failed on chain, or that its pre-checks refused (it would fail there). */
+async function failedForGood(ctx: ControllerContext, idempotencyKey: string, err: unknown): Promise<boolean> {
+  if (
+    err instanceof GatewayError &&
+    (err.code === 'invalid_request' || err.code === 'forbidden' || err.code === 'conflict')
+  ) {
+    return true;
+  }
+  const [latest] = await ctx.sql<{ status: string }[]>`
+    select status from chain_tx_commitments where business_key = ${createBusinessKey(idempotencyKey)}
+     order by created_at desc limit 1`;
+  return latest?.status === 'failed';
+}
+
+async function slotWasCreated(ctx: ControllerContext, idempotencyKey: string): Promise<boolean> {
+  const rows = await ctx.sql`
+    select 1 from chain_tx_commitments
+     where business_key = ${createBusinessKey(idempotencyKey)} and status = 'included'`;
+  return rows.length > 0;
+}
+
+/** Fallback (spec §3.4): up to `count` routed regular escrows take the temporary role. */
+async function promoteToTemp(ctx: ControllerContext, modelId: string, count: number): Promise<bigint[]> {
+  if (count <= 0) return [];
+  const rows = await ctx.sql<{ escrow_id: string }[]>`
+    update escrows set role = 'temp', updated_at = now()
+     where escrow_id in (
+       select escrow_id from escrows
+        where model_id = ${modelId} and role = 'regular' and state = 'active' and active
+        order by escrow_id desc limit ${count})
+    returning escrow_id::text as escrow_id`;
+  return rows.map((r) => BigInt(r.escrow_id));
+}
+
+/**
+ * Escrows of a role for a model that are not settled: routed ones only, or (`withRetiring`) also
+ * those already past `active` (a previous stage or the operator started retiring them).
+ */
+async function roleEscrows(
+  ctx: ControllerContext,
+  modelId: string,
+  role: RotationRole,
+  withRetiring = false,
+): Promise<bigint[]> {
+  const rows = await ctx.sql<{ escrow_id: string }[]>`
+    select escrow_id::text as escrow_id from escrows
+     where model_id = ${modelId} and role = ${role}
+       and ((state = 'active' and active) or (${withRetiring} and state in ('draining', 'finalizing', 'finalized', 'settling')))
+     order by escrow_id`;
+  return rows.map((r) => BigInt(r.escrow_id));
+}
+
+async function servingCount(ctx: ControllerContext, modelId: string, role: RotationRole): Promise<number> {
+  return (await roleEscrows(ctx, modelId, role)).length;
+}
+
+/** Some escrow of `ids` is owned by a proxy and routed (its pool entry says `active`). */
+async function anyRouted(ctx: ControllerContext, ids: readonly bigint[]): Promise<boolean> {
+  for (const id of ids) {
+    try {
+      const pool = decodePoolState(await ctx.redis.hgetall(ctx.keys.poolEscrow(id)));
+      if (pool && pool.status === 'active' && pool.owner) return true;
+    } catch {
+      // a malformed entry does not count as routed
+    }
+  }
+  return false;
+}
