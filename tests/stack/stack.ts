@@ -5,7 +5,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ChainClient, queryChainId } from '@gonka-gateway/chain';
-import { type DevAccount, type Devnet, devnetChainClient, startDevnet } from '@gonka-gateway/devnet';
+import {
+  type DevAccount,
+  type Devnet,
+  type DevnetOptions,
+  devnetChainClient,
+  startDevnet,
+} from '@gonka-gateway/devnet';
 import {
   createTestDatabase,
   createTestRedis,
@@ -50,13 +56,20 @@ async function ready(url: string, proc: RunningProcess, what: string): Promise<v
   }
 }
 
-export async function startStack(): Promise<Stack> {
+export interface StackOptions {
+  /** Epoch schedule overrides (default: 4 000-block epochs). */
+  epoch?: DevnetOptions['epoch'];
+  /** Extra variables for every process (e.g. GATEWAY_ROTATION_TICK_MS). */
+  env?: Record<string, string>;
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // Epochs of 4 000 blocks at 50 ms keep every escrow inside its settle window for the whole file.
   const devnet = await startDevnet({
     ports: 'ephemeral',
     blockIntervalMs: 50,
     env: {},
-    epoch: { epochLength: 4_000 },
+    epoch: options.epoch ?? { epochLength: 4_000 },
   });
   const [db, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
   const sql = postgres(db.url, { max: 2, onnotice: () => {} });
@@ -86,6 +99,7 @@ export async function startStack(): Promise<Stack> {
     GATEWAY_FLUSH_IDLE_MS: '300',
     GATEWAY_ADMISSION_TTL_MS: '2000',
     LOG_LEVEL: 'warn',
+    ...options.env,
   };
   const processes: RunningProcess[] = [];
   const close = async () => {
