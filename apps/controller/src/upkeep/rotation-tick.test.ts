@@ -3,7 +3,7 @@
 // be routed and for in-flight requests before settling), target after the switch, fallback and
 // suppression under the per-epoch-limit fault, a governance-absent model never touched, and the
 // funding check. Proxies are simulated by the pool entries an owner publishes.
-import { findEscrowSettledEvents, lookupTx, queryEscrow } from '@gonka-gateway/chain';
+import { createChainClient, findEscrowSettledEvents, lookupTx, queryEscrow } from '@gonka-gateway/chain';
 import { GNK, MINIMAX_MODEL, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { redisKeys } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
@@ -16,6 +16,7 @@ import {
   type ControllerHarness,
   startControllerHarness,
 } from '../testing/controller-harness.js';
+import { lostBroadcastFetch } from '../testing/lost-broadcast.js';
 import { checkFunding } from './rotation-funding.js';
 import { readRotationSettings } from './rotation-settings.js';
 import { rotationSlotKey, runRotationTick } from './rotation-tick.js';
@@ -286,6 +287,51 @@ describe('rotation tick', () => {
       settled: 1,
     });
   }, 90_000);
+
+  it('a lost broadcast answer leaves the slot pending; the next tick (another controller) finds that tx: one slot, one escrow', async () => {
+    const next = epochNow() + 1;
+    moveTo(next, PRE - 10);
+    const broadcast = lostBroadcastFetch();
+    const blind = h.context({
+      chain: createChainClient({
+        chainRest: h.devnet.urls.chainRest,
+        publicApi: h.devnet.urls.node,
+        fetch: broadcast.fetch,
+      }),
+      poll: { intervalMs: 20, timeoutMs: 300 },
+    });
+    const lastId = h.devnet.chain.lastEscrowId();
+    await runRotationTick(blind, deps);
+    // The tx executed on chain, but the controller cannot know: nothing registered, stage waits.
+    expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
+    expect((await escrows()).some((e) => e.id === lastId + 1n)).toBe(false);
+    expect((await debug()).latest[QWEN_MODEL]).toMatchObject({
+      stage: 'bridge',
+      epoch: next,
+      status: 'creating',
+      created: 0,
+      last_error: expect.stringMatching(/outcome is not known yet/),
+    });
+    broadcast.restore();
+    const other = { ...h.context(), controllerId: 'controller-second' };
+    await runRotationTick(other, deps);
+    await runRotationTick(other, deps);
+    expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
+    expect((await escrows()).find((e) => e.id === lastId + 1n)).toMatchObject({
+      role: 'temp',
+      state: 'active',
+    });
+    const slotKey = createBusinessKey(rotationSlotKey(QWEN_MODEL, 'temp', BigInt(next), 0));
+    expect(await h.sql`select status from chain_tx_commitments where business_key = ${slotKey}`).toEqual([
+      { status: 'included' },
+    ]);
+  }, 60_000);
+
+  it('two controllers ticking at once: one runs, the other steps aside', async () => {
+    const other = { ...h.context(), controllerId: 'controller-second' };
+    const results = await Promise.all([tick(), runRotationTick(other, deps)]);
+    expect(results.map((r) => r.ran).sort()).toEqual([false, true]);
+  });
 
   it('funding check: a creator below (temp_count + target_count) × amount plus gas is reported', async () => {
     const settings = (await readRotationSettings(h.sql))!;

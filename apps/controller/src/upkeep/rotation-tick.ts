@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { privateKeyFromEnv, queryChainId, queryGovernanceModels } from '@gonka-gateway/chain';
 import { decodePoolState, GatewayError } from '@gonka-gateway/shared';
+import type { Sql } from 'postgres';
 import type { ControllerContext } from '../controller-context.js';
 import { createBusinessKey, createEscrow } from '../escrow/create.js';
 import { type ChainPhase, publishChainPhase } from './chain-phase.js';
@@ -193,15 +194,22 @@ async function runStage(
 
   if (step.stage === 'bridge' && created.ids.length + row.promoted < row.target) {
     const missing = row.target - created.ids.length - row.promoted;
-    const promoted = await promoteToTemp(ctx, model.modelId, missing);
+    // Role change and count in one transaction: a crash between them must not promote twice.
+    const before = row;
+    const promoted = await ctx.sql.begin(async (tx) => {
+      const ids = await promoteToTemp(tx as unknown as Sql, model.modelId, missing);
+      if (ids.length > 0)
+        await updateStage(tx as unknown as Sql, before, { promoted: before.promoted + ids.length });
+      return ids;
+    });
     if (promoted.length > 0) {
+      row = { ...row, promoted: row.promoted + promoted.length };
       await recordEvent(ctx.sql, ctx.logger, {
         modelId: model.modelId,
         marker: 'escrow_rotation_fallback_promoted',
         epoch: step.epoch,
         detail: { escrow_ids: promoted.join(','), missing },
       });
-      row = await updateStage(ctx.sql, row, { promoted: row.promoted + promoted.length });
     }
   }
   // What keeps serving once the outgoing role is retired: every routed temporary escrow (created or
@@ -342,9 +350,9 @@ async function slotWasCreated(ctx: ControllerContext, idempotencyKey: string): P
 }
 
 /** Fallback (spec §3.4): up to `count` routed regular escrows take the temporary role. */
-async function promoteToTemp(ctx: ControllerContext, modelId: string, count: number): Promise<bigint[]> {
+async function promoteToTemp(sql: Sql, modelId: string, count: number): Promise<bigint[]> {
   if (count <= 0) return [];
-  const rows = await ctx.sql<{ escrow_id: string }[]>`
+  const rows = await sql<{ escrow_id: string }[]>`
     update escrows set role = 'temp', updated_at = now()
      where escrow_id in (
        select escrow_id from escrows
