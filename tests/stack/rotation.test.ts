@@ -167,8 +167,17 @@ describe('rotation across epoch switches with chat running', () => {
   }, 150_000);
 
   it('the per-epoch limit fails the next temporary create on chain: fallback promotes the regular escrow, the create is suppressed', async () => {
-    const next = epochNow() + 1;
+    let next = epochNow() + 1;
+    const bridgeOpened = async (epoch: number) =>
+      (await stageRows()).some((r) => r.stage === 'bridge' && Number(r.epoch) === epoch);
     s.devnet.faults.set({ epochCapReached: true });
+    if (await bridgeOpened(next)) {
+      // A slow machine: the bridge into `next` ran before the fault; take the following one.
+      s.devnet.faults.set({ epochCapReached: undefined });
+      await expect.poll(() => isDone('target', next), { timeout: 40_000, interval: 250 }).toBe(true);
+      next += 1;
+      s.devnet.faults.set({ epochCapReached: true });
+    }
     await expect.poll(() => isDone('bridge', next), { timeout: 40_000, interval: 250 }).toBe(true);
     const view = await rotation();
     expect(view).toMatchObject({ stage: 'bridge', epoch: next, created: 0, promoted: 1, failed: 1 });

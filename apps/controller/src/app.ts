@@ -104,7 +104,12 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(devshardsRoutes, { ctx, jobs });
     await admin.register(settingsRoutes, {
       ctx,
-      onChange: (s) => s.rotationOn && jobs.kickRotation(s.revision),
+      // Rotation switched on (or changed) acts now, not at the next scheduled tick (spec §3.4).
+      onChange: (s) =>
+        s.rotationOn &&
+        jobs
+          .kickRotation(s.revision)
+          .catch((err: Error) => ctx.logger.warn({ err: err.message }, 'rotation kick failed')),
     });
     await admin.register(finalizeRoutes, { ctx });
     await admin.register(auditRoutes, { ctx });
