@@ -327,6 +327,31 @@ describe('rotation tick', () => {
     ]);
   }, 60_000);
 
+  it("with the model's settle switch off, rotated-out escrows are finalized and left unsettled", async () => {
+    const settings = (await adminInject(app, 'GET', '/v1/admin/settings')).json();
+    // MiniMax left governance in the first test: the list is re-sent without it.
+    const models = settings.escrow_rotation.models
+      .filter((m: { model_id: string }) => m.model_id === QWEN_MODEL)
+      .map((m: object) => ({ ...m, settle: false }));
+    const off = await adminInject(app, 'POST', '/v1/admin/settings', { escrow_rotation: { models } });
+    expect(off.statusCode, off.body).toBe(200);
+    const regular = (await escrows()).find((e) => e.role === 'regular' && e.state === 'active')!;
+    const temp = (await escrows()).find((e) => e.role === 'temp' && e.state === 'active')!;
+    const settledBefore = settled.length;
+    await route(temp.id);
+    await tick();
+    await tick();
+    expect((await escrows()).find((e) => e.id === regular.id)).toMatchObject({ state: 'finalized' });
+    expect(settled.length).toBe(settledBefore);
+    expect((await queryEscrow(h.chain, regular.id)).escrow?.settled).toBe(false);
+    expect((await debug()).latest[QWEN_MODEL]).toMatchObject({ stage: 'bridge', status: 'done', settled: 0 });
+    // Settle it by hand so the devnet ends clean (and the switch goes back on).
+    await settleEscrow(ctx, regular.id, 'CREATOR_KEY');
+    await adminInject(app, 'POST', '/v1/admin/settings', {
+      escrow_rotation: { models: models.map((m: object) => ({ ...m, settle: true })) },
+    });
+  }, 60_000);
+
   it('two controllers ticking at once: one runs, the other steps aside', async () => {
     const other = { ...h.context(), controllerId: 'controller-second' };
     const results = await Promise.all([tick(), runRotationTick(other, deps)]);
