@@ -97,8 +97,7 @@ export async function checkDepletion(
       } catch (err) {
         // Logged and kept for /v1/debug/rotation (spec §3.4 markers); once per old escrow and cause.
         await recordEvent(
-          ctx.sql,
-          ctx.logger,
+          ctx,
           {
             modelId: model.model_id,
             marker: 'escrow_depletion_replacement_failed',

@@ -2,8 +2,8 @@
 // per model, epoch and stage (rotation_stages), the suppressed (model, role, epoch) creates, and the
 // markers as events. Everything the tick decides is written here before it acts on it, so a
 // restarted controller resumes the same stage, and GET /v1/debug/rotation reads the same rows.
-import type { Logger } from '@gonka-gateway/shared';
 import type { Sql } from 'postgres';
+import type { ControllerContext } from '../controller-context.js';
 
 export type RotationStageName = 'bridge' | 'target';
 export type RotationRole = 'temp' | 'regular';
@@ -163,7 +163,7 @@ export async function suppressions(sql: Sql, limitPerModel = 10): Promise<Suppre
 }
 
 /** Markers that mean something went wrong are logged as warnings, the rest as info. */
-const WARNING_MARKERS = new Set([
+const WARNING_MARKERS: ReadonlySet<string> = new Set([
   'escrow_rotation_create_failed',
   'escrow_rotation_create_suppressed',
   'escrow_rotation_fallback_promoted',
@@ -186,11 +186,11 @@ export interface RotationEvent {
  * marker, epoch and detail were already recorded, so a condition seen every tick is reported once.
  */
 export async function recordEvent(
-  sql: Sql,
-  logger: Logger,
+  ctx: Pick<ControllerContext, 'sql' | 'logger' | 'metrics'>,
   event: RotationEvent,
   options: { once?: boolean; message?: string } = {},
 ): Promise<boolean> {
+  const { sql, logger } = ctx;
   const epoch = event.epoch === null ? null : event.epoch.toString();
   const detail = sql.json(event.detail);
   const rows = options.once
@@ -206,6 +206,7 @@ export async function recordEvent(
         insert into rotation_events (model_id, marker, epoch, detail)
         values (${event.modelId}, ${event.marker}, ${epoch}, ${detail}) returning 1`;
   if (rows.length === 0) return false;
+  ctx.metrics?.rotationEvents.inc({ marker: event.marker });
   const fields = { marker: event.marker, model: event.modelId, epoch, ...event.detail };
   const message = options.message ?? event.marker.replaceAll('_', ' ');
   if (WARNING_MARKERS.has(event.marker)) logger.warn(fields, message);

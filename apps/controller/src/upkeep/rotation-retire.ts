@@ -54,7 +54,7 @@ export async function advanceRetiring(
     if (!e) continue; // deleted by the operator: nothing left to do here
     if (e.state === 'settled') {
       settled++;
-      await recordEvent(ctx.sql, ctx.logger, {
+      await recordEvent(ctx, {
         modelId: row.modelId,
         marker: 'escrow_rotation_settled',
         epoch: row.epoch,
@@ -66,7 +66,7 @@ export async function advanceRetiring(
       // The settle tx failed on chain (settle.ts puts it back to finalized with the cause).
       failed++;
       lastError = `escrow ${id}: ${e.last_error}`;
-      await recordEvent(ctx.sql, ctx.logger, {
+      await recordEvent(ctx, {
         modelId: row.modelId,
         marker: 'escrow_rotation_settle_failed',
         epoch: row.epoch,
@@ -82,8 +82,7 @@ export async function advanceRetiring(
     const inFlight = await inFlightCount(ctx, id);
     if (inFlight > 0) {
       await recordEvent(
-        ctx.sql,
-        ctx.logger,
+        ctx,
         {
           modelId: row.modelId,
           marker: 'escrow_rotation_settle_waiting',
@@ -122,7 +121,7 @@ export async function advanceRetiring(
     ...(done ? { status: 'done' as const } : {}),
   });
   if (done) {
-    await recordEvent(ctx.sql, ctx.logger, {
+    await recordEvent(ctx, {
       modelId: row.modelId,
       marker: 'escrow_rotation_stage_done',
       epoch: row.epoch,

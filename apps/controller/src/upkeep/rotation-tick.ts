@@ -98,8 +98,7 @@ async function rotationPass(ctx: ControllerContext, deps: RotationTickDeps): Pro
       continue;
     }
     await recordEvent(
-      ctx.sql,
-      ctx.logger,
+      ctx,
       {
         modelId: model.modelId,
         marker: 'escrow_rotation_model_absent',
@@ -141,8 +140,7 @@ async function warnIfUnderfunded(
     if (f.ok) continue;
     for (const modelId of f.models) {
       await recordEvent(
-        ctx.sql,
-        ctx.logger,
+        ctx,
         {
           modelId,
           marker: 'escrow_rotation_underfunded',
@@ -173,7 +171,7 @@ async function runStage(
     target,
   });
   if (isNew) {
-    await recordEvent(ctx.sql, ctx.logger, {
+    await recordEvent(ctx, {
       modelId: model.modelId,
       marker: `escrow_rotation_${step.stage}_started`,
       epoch: step.epoch,
@@ -204,7 +202,7 @@ async function runStage(
     });
     if (promoted.length > 0) {
       row = { ...row, promoted: row.promoted + promoted.length };
-      await recordEvent(ctx.sql, ctx.logger, {
+      await recordEvent(ctx, {
         modelId: model.modelId,
         marker: 'escrow_rotation_fallback_promoted',
         epoch: step.epoch,
@@ -218,8 +216,7 @@ async function runStage(
   if (row.target > 0 && !(await anyRouted(ctx, replacements))) {
     if (replacements.length === 0) {
       await recordEvent(
-        ctx.sql,
-        ctx.logger,
+        ctx,
         {
           modelId: model.modelId,
           marker: 'escrow_rotation_no_replacement',
@@ -234,7 +231,7 @@ async function runStage(
   }
   const outgoing = step.stage === 'bridge' ? 'regular' : 'temp';
   const retiring = await startRetiring(ctx, await roleEscrows(ctx, model.modelId, outgoing, true));
-  await recordEvent(ctx.sql, ctx.logger, {
+  await recordEvent(ctx, {
     modelId: model.modelId,
     marker: 'escrow_rotation_retiring',
     epoch: step.epoch,
@@ -289,7 +286,7 @@ async function createSlots(
         update escrows set role = ${step.role}, updated_at = now()
          where escrow_id = ${id.toString()}::numeric and role = 'manual' returning 1`;
       if (tagged.length === 1) {
-        await recordEvent(ctx.sql, ctx.logger, {
+        await recordEvent(ctx, {
           modelId: model.modelId,
           marker: 'escrow_rotation_created',
           epoch: step.epoch,
@@ -303,7 +300,7 @@ async function createSlots(
       if (await failedForGood(ctx, idempotencyKey, err)) {
         out.failedSlots++;
         suppressed = true;
-        await recordEvent(ctx.sql, ctx.logger, {
+        await recordEvent(ctx, {
           modelId: model.modelId,
           marker: 'escrow_rotation_create_failed',
           epoch: step.epoch,
@@ -312,7 +309,7 @@ async function createSlots(
         if (
           await suppress(ctx.sql, { modelId: model.modelId, role: step.role, epoch: step.epoch }, message)
         ) {
-          await recordEvent(ctx.sql, ctx.logger, {
+          await recordEvent(ctx, {
             modelId: model.modelId,
             marker: 'escrow_rotation_create_suppressed',
             epoch: step.epoch,
