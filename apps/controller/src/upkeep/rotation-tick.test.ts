@@ -19,7 +19,8 @@ import {
 import { lostBroadcastFetch } from '../testing/lost-broadcast.js';
 import { checkFunding } from './rotation-funding.js';
 import { readRotationSettings } from './rotation-settings.js';
-import { rotationSlotKey, runRotationTick } from './rotation-tick.js';
+import { rotationSlotKey } from './rotation-slots.js';
+import { runRotationTick } from './rotation-tick.js';
 
 const EPOCH = 400; // blocks; PoC takes the 20 blocks before set_new_validators (= poc_start + 20)
 const PRE = 100;

@@ -14,26 +14,24 @@
 // skipped before anything is signed. A Redis lock keeps two controllers from ticking at once; the
 // stage rows in Postgres make a restarted controller carry on where the last one stopped.
 import { randomUUID } from 'node:crypto';
-import { privateKeyFromEnv, queryChainId, queryGovernanceModels } from '@gonka-gateway/chain';
-import { decodePoolState, GatewayError } from '@gonka-gateway/shared';
+import { queryGovernanceModels } from '@gonka-gateway/chain';
+import { decodePoolState } from '@gonka-gateway/shared';
 import type { Sql } from 'postgres';
 import type { ControllerContext } from '../controller-context.js';
-import { createBusinessKey, createEscrow } from '../escrow/create.js';
 import { type ChainPhase, publishChainPhase } from './chain-phase.js';
 import { checkFunding } from './rotation-funding.js';
 import { planRotation, type RotationStep } from './rotation-plan.js';
 import {
-  isSuppressed,
   openStage,
   type RotationRole,
   recordEvent,
   retiringStages,
   type StageRow,
-  suppress,
   updateStage,
 } from './rotation-record.js';
 import { advanceRetiring, type RetireDeps, startRetiring } from './rotation-retire.js';
 import { type RotationModelSettings, readRotationSettings } from './rotation-settings.js';
+import { createSlots } from './rotation-slots.js';
 
 export type RotationTickDeps = RetireDeps;
 
@@ -43,10 +41,6 @@ export interface RotationTickResult {
   phase?: ChainPhase;
   stages: StageRow[];
 }
-
-/** The Idempotency-Key of one rotation slot: one slot, at most one escrow. */
-export const rotationSlotKey = (modelId: string, role: RotationRole, epoch: bigint, slot: number) =>
-  `rotation-${modelId}-${role}-${epoch}-${slot}`;
 
 const LOCK_TTL_MS = 30_000;
 const RENEW_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -243,107 +237,6 @@ async function runStage(
     existing: await servingCount(ctx, model.modelId, step.role),
   });
   return advanceRetiring(ctx, deps, row, model);
-}
-
-interface SlotResults {
-  ids: bigint[];
-  /** Slots whose create failed on chain or in its pre-checks, or was suppressed after such a failure. */
-  failedSlots: number;
-  /** Some slot's outcome is unknown or the chain could not be asked: retry next tick. */
-  pending: boolean;
-  error?: string;
-}
-
-async function createSlots(
-  ctx: ControllerContext,
-  model: RotationModelSettings,
-  step: Extract<RotationStep, { role: RotationRole }>,
-  count: number,
-): Promise<SlotResults> {
-  const out: SlotResults = { ids: [], failedSlots: 0, pending: false };
-  let suppressed = await isSuppressed(ctx.sql, model.modelId, step.role, step.epoch);
-  const key = privateKeyFromEnv(ctx.env, model.privateKeyEnv);
-  const chainId = count > 0 ? await queryChainId(ctx.chain) : '';
-  for (let slot = 0; slot < count; slot++) {
-    const idempotencyKey = rotationSlotKey(model.modelId, step.role, step.epoch, slot);
-    // A suppressed role still answers slots that were created before the failure (stored answers).
-    if (suppressed && !(await slotWasCreated(ctx, idempotencyKey))) {
-      out.failedSlots++;
-      continue;
-    }
-    try {
-      const created = await createEscrow(ctx, {
-        amount: model.amount,
-        modelId: model.modelId,
-        chainId,
-        register: true,
-        key,
-        keySource: { env: model.privateKeyEnv },
-        idempotencyKey,
-      });
-      const id = BigInt(created.escrow_id);
-      const tagged = await ctx.sql`
-        update escrows set role = ${step.role}, updated_at = now()
-         where escrow_id = ${id.toString()}::numeric and role = 'manual' returning 1`;
-      if (tagged.length === 1) {
-        await recordEvent(ctx, {
-          modelId: model.modelId,
-          marker: 'escrow_rotation_created',
-          epoch: step.epoch,
-          detail: { escrow_id: id.toString(), role: step.role, slot, tx_hash: created.tx_hash },
-        });
-      }
-      out.ids.push(id);
-    } catch (err) {
-      const message = (err as Error).message;
-      out.error = `${step.role} slot ${slot}: ${message}`;
-      if (await failedForGood(ctx, idempotencyKey, err)) {
-        out.failedSlots++;
-        suppressed = true;
-        await recordEvent(ctx, {
-          modelId: model.modelId,
-          marker: 'escrow_rotation_create_failed',
-          epoch: step.epoch,
-          detail: { role: step.role, slot, error: message },
-        });
-        if (
-          await suppress(ctx.sql, { modelId: model.modelId, role: step.role, epoch: step.epoch }, message)
-        ) {
-          await recordEvent(ctx, {
-            modelId: model.modelId,
-            marker: 'escrow_rotation_create_suppressed',
-            epoch: step.epoch,
-            detail: { role: step.role, error: message },
-          });
-        }
-        // The same cause would fail the remaining slots too: they are suppressed with it.
-        continue;
-      }
-      out.pending = true;
-    }
-  }
-  return out;
-}
-
-/** A create whose tx failed on chain, or that its pre-checks refused (it would fail there). */
-async function failedForGood(ctx: ControllerContext, idempotencyKey: string, err: unknown): Promise<boolean> {
-  if (
-    err instanceof GatewayError &&
-    (err.code === 'invalid_request' || err.code === 'forbidden' || err.code === 'conflict')
-  ) {
-    return true;
-  }
-  const [latest] = await ctx.sql<{ status: string }[]>`
-    select status from chain_tx_commitments where business_key = ${createBusinessKey(idempotencyKey)}
-     order by created_at desc limit 1`;
-  return latest?.status === 'failed';
-}
-
-async function slotWasCreated(ctx: ControllerContext, idempotencyKey: string): Promise<boolean> {
-  const rows = await ctx.sql`
-    select 1 from chain_tx_commitments
-     where business_key = ${createBusinessKey(idempotencyKey)} and status = 'included'`;
-  return rows.length > 0;
 }
 
 /** Fallback (spec §3.4): up to `count` routed regular escrows take the temporary role. */
