@@ -101,10 +101,11 @@ export async function updateStage(sql: Sql, row: StageRow, patch: StagePatch): P
   return next;
 }
 
-/** Stages with escrows still to retire, oldest first. */
+/** Stages with escrows still to retire (a creating one may have some already), oldest first. */
 export async function retiringStages(sql: Sql): Promise<StageRow[]> {
   const rows = await sql<DbStageRow[]>`
-    select ${sql.unsafe(STAGE_COLUMNS)} from rotation_stages where status = 'retiring'
+    select ${sql.unsafe(STAGE_COLUMNS)} from rotation_stages
+     where status = 'retiring' or jsonb_array_length(retiring) > 0
      order by epoch, stage`;
   return rows.map(fromDb);
 }
@@ -171,6 +172,7 @@ const WARNING_MARKERS: ReadonlySet<string> = new Set([
   'escrow_rotation_underfunded',
   'escrow_rotation_settle_failed',
   'escrow_rotation_no_replacement',
+  'escrow_rotation_window_retire',
   'escrow_depletion_replacement_failed',
 ]);
 

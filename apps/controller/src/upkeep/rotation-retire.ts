@@ -112,7 +112,9 @@ export async function advanceRetiring(
       }
     }
   }
-  const done = remaining.length === 0;
+  // Only a stage past its creates is finished by its last retirement (a creating stage may already
+  // retire escrows whose settle window is ending, rotation-tick.ts retireExpiring).
+  const done = remaining.length === 0 && row.status === 'retiring';
   const next = await updateStage(ctx.sql, row, {
     retiring: remaining,
     settled,

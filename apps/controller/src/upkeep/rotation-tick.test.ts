@@ -353,6 +353,45 @@ describe('rotation tick', () => {
     });
   }, 60_000);
 
+  it('a target stage that creates nothing keeps the temporaries; the next bridge settles them before their settle window closes', async () => {
+    const epoch = epochNow() + 1;
+    const temp = (await escrows()).find((e) => e.role === 'temp' && e.state === 'active')!;
+    h.devnet.faults.set({ epochCapReached: true });
+    moveTo(epoch, -5);
+    await tick();
+    await tick();
+    let view = await debug();
+    expect(view.latest[QWEN_MODEL]).toMatchObject({
+      stage: 'target',
+      epoch,
+      status: 'done',
+      created: 0,
+      failed: 1,
+    });
+    expect(view.latest[QWEN_MODEL].events.map((e: { marker: string }) => e.marker)).toContain(
+      'escrow_rotation_no_replacement',
+    );
+    expect((await escrows()).find((e) => e.id === temp.id)).toMatchObject({ state: 'active' }); // still serving
+
+    h.devnet.faults.set({ epochCapReached: undefined });
+    moveTo(epoch + 1, PRE - 10);
+    // The temp was created in epoch − 1: it settles in this epoch or never (settle rule 9), so it is
+    // retired at once, even before the new temporary escrow is routed.
+    await tick();
+    await tick();
+    expect(settled.at(-1)).toBe(temp.id);
+    view = await debug();
+    expect(view.latest[QWEN_MODEL]).toMatchObject({
+      stage: 'bridge',
+      epoch: epoch + 1,
+      status: 'creating',
+      created: 1,
+    });
+    expect(view.latest[QWEN_MODEL].events.map((e: { marker: string }) => e.marker)).toEqual(
+      expect.arrayContaining(['escrow_rotation_window_retire', 'escrow_rotation_settled']),
+    );
+  }, 60_000);
+
   it('two controllers ticking at once: one runs, the other steps aside', async () => {
     const other = { ...h.context(), controllerId: 'controller-second' };
     const results = await Promise.all([tick(), runRotationTick(other, deps)]);

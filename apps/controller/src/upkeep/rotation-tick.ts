@@ -189,7 +189,7 @@ async function runStage(
     // Role change and count in one transaction: a crash between them must not promote twice.
     const before = row;
     const promoted = await ctx.sql.begin(async (tx) => {
-      const ids = await promoteToTemp(tx as unknown as Sql, model.modelId, missing);
+      const ids = await promoteToTemp(tx as unknown as Sql, model.modelId, missing, step.epoch - 1n);
       if (ids.length > 0)
         await updateStage(tx as unknown as Sql, before, { promoted: before.promoted + ids.length });
       return ids;
@@ -204,6 +204,7 @@ async function runStage(
       });
     }
   }
+  if (step.stage === 'bridge') row = await retireExpiring(ctx, model.modelId, step.epoch, row);
   // What keeps serving once the outgoing role is retired: every routed temporary escrow (created or
   // promoted) in the bridge, this stage's new regular escrows in the target stage.
   const replacements = step.stage === 'bridge' ? await roleEscrows(ctx, model.modelId, 'temp') : created.ids;
@@ -224,12 +225,13 @@ async function runStage(
     return row; // retire once a proxy routes a replacement, so chat never runs dry
   }
   const outgoing = step.stage === 'bridge' ? 'regular' : 'temp';
-  const retiring = await startRetiring(ctx, await roleEscrows(ctx, model.modelId, outgoing, true));
+  const outgoingIds = await startRetiring(ctx, await roleEscrows(ctx, model.modelId, outgoing, true));
+  const retiring = union(row.retiring, outgoingIds);
   await recordEvent(ctx, {
     modelId: model.modelId,
     marker: 'escrow_rotation_retiring',
     epoch: step.epoch,
-    detail: { stage: step.stage, role: outgoing, escrow_ids: retiring.join(',') },
+    detail: { stage: step.stage, role: outgoing, escrow_ids: outgoingIds.join(',') },
   });
   row = await updateStage(ctx.sql, row, {
     status: 'retiring',
@@ -239,14 +241,53 @@ async function runStage(
   return advanceRetiring(ctx, deps, row, model);
 }
 
-/** Fallback (spec §3.4): up to `count` routed regular escrows take the temporary role. */
-async function promoteToTemp(sql: Sql, modelId: string, count: number): Promise<bigint[]> {
+const union = (a: readonly bigint[], b: readonly bigint[]) => [
+  ...new Map([...a, ...b].map((id) => [id.toString(), id])).values(),
+];
+
+/**
+ * Settle window (chain-and-network.md §2.6 rule 9: an escrow settles in its own epoch or the next):
+ * at the bridge into `epoch`, every rotated escrow created before the epoch now in force must be
+ * retired now, whatever its role and whether a replacement is routed — e.g. temporaries kept
+ * because the last target stage could not create anything. Money before availability.
+ */
+async function retireExpiring(
+  ctx: ControllerContext,
+  modelId: string,
+  epoch: bigint,
+  row: StageRow,
+): Promise<StageRow> {
+  const rows = await ctx.sql<{ escrow_id: string }[]>`
+    select escrow_id::text as escrow_id from escrows
+     where model_id = ${modelId} and role in ('temp', 'regular') and state = 'active'
+       and epoch_index < ${(epoch - 1n).toString()}::numeric
+     order by escrow_id`;
+  if (rows.length === 0) return row;
+  const ids = await startRetiring(
+    ctx,
+    rows.map((r) => BigInt(r.escrow_id)),
+  );
+  await recordEvent(ctx, {
+    modelId,
+    marker: 'escrow_rotation_window_retire',
+    epoch,
+    detail: { escrow_ids: ids.join(',') },
+  });
+  return updateStage(ctx.sql, row, { retiring: union(row.retiring, ids) });
+}
+
+/**
+ * Fallback (spec §3.4): up to `count` routed regular escrows created in `minEpoch` or later (older
+ * ones must settle now, retireExpiring) take the temporary role.
+ */
+async function promoteToTemp(sql: Sql, modelId: string, count: number, minEpoch: bigint): Promise<bigint[]> {
   if (count <= 0) return [];
   const rows = await sql<{ escrow_id: string }[]>`
     update escrows set role = 'temp', updated_at = now()
      where escrow_id in (
        select escrow_id from escrows
         where model_id = ${modelId} and role = 'regular' and state = 'active' and active
+          and epoch_index >= ${minEpoch.toString()}::numeric
         order by escrow_id desc limit ${count})
     returning escrow_id::text as escrow_id`;
   return rows.map((r) => BigInt(r.escrow_id));
