@@ -29,6 +29,11 @@ export interface ControllerJobs {
   settle: Queue<SettleJobData>;
   /** Enqueues the settle job of an escrow once (a failed one is retried); returns its id. */
   enqueueSettle(escrowId: bigint, privateKeyEnv: string): Promise<string>;
+  /**
+   * Why the escrow's settle job failed for good (an UnrecoverableError: wrong key, window closed,
+   * refused tx), or undefined while it may still succeed.
+   */
+  settleGaveUp(escrowId: bigint): Promise<string | undefined>;
   /** One rotation tick now (after a settings change of this revision). */
   kickRotation(revision: string): Promise<void>;
   close(): Promise<void>;
@@ -66,6 +71,12 @@ export async function startControllerJobs(
     await settle.add('settle', { escrowId: escrowId.toString(), privateKeyEnv }, { jobId });
     return jobId;
   };
+  const settleGaveUp = async (escrowId: bigint): Promise<string | undefined> => {
+    const job = await settle.getJob(JOB_IDS.settle(escrowId));
+    if (!job || (await job.getState()) !== 'failed') return undefined;
+    // Failed before using its attempts: BullMQ's UnrecoverableError (settle.ts rule violations).
+    return job.attemptsMade < (job.opts.attempts ?? 1) ? (job.failedReason ?? 'settle failed') : undefined;
+  };
   const workers: Worker[] = [];
   if (options.workers) {
     workers.push(
@@ -95,7 +106,7 @@ export async function startControllerJobs(
       new Worker(
         QUEUE_NAMES.rotationTick,
         async () => {
-          const tick = await runRotationTick(ctx, { enqueueSettle });
+          const tick = await runRotationTick(ctx, { enqueueSettle, settleGaveUp });
           return { ran: tick.ran, step: tick.step?.stage ?? null, stages: tick.stages.length };
         },
         // A tick never overlaps another (it also holds a Redis lock across controllers).
@@ -136,6 +147,7 @@ export async function startControllerJobs(
     reconcile,
     settle,
     enqueueSettle,
+    settleGaveUp,
     async kickRotation(revision) {
       await rotation.add('rotation-tick', {}, { jobId: JOB_IDS.rotationKick(revision), attempts: 1 });
     },

@@ -17,6 +17,8 @@ import type { RotationModelSettings } from './rotation-settings.js';
 export interface RetireDeps {
   /** Enqueues finalize + settle of an escrow once (jobs/workers.ts); returns the job id. */
   enqueueSettle(escrowId: bigint, privateKeyEnv: string): Promise<string>;
+  /** Why its settle job gave up for good (no retry can help), if it did. */
+  settleGaveUp?(escrowId: bigint): Promise<string | undefined>;
 }
 
 /** Stops routing to the escrows (active → draining); returns those that are not settled yet. */
@@ -62,15 +64,22 @@ export async function advanceRetiring(
       });
       continue;
     }
-    if (e.state === 'finalized' && e.last_error) {
-      // The settle tx failed on chain (settle.ts puts it back to finalized with the cause).
+    const gaveUp =
+      e.state === 'finalized' && e.last_error
+        ? e.last_error
+        : settle
+          ? await deps.settleGaveUp?.(id)
+          : undefined;
+    if (gaveUp) {
+      // The settle tx failed on chain (settle.ts puts it back to finalized with the cause), or the
+      // job stopped on a rule violation: re-enqueueing cannot help; the operator takes over.
       failed++;
-      lastError = `escrow ${id}: ${e.last_error}`;
+      lastError = `escrow ${id}: ${gaveUp}`;
       await recordEvent(ctx, {
         modelId: row.modelId,
         marker: 'escrow_rotation_settle_failed',
         epoch: row.epoch,
-        detail: { escrow_id: id.toString(), error: e.last_error },
+        detail: { escrow_id: id.toString(), error: gaveUp },
       });
       continue;
     }
