@@ -114,23 +114,30 @@ describe('rotation across epoch switches with chat running', () => {
   };
 
   it('switched on at runtime, bridge and target stages follow two epoch switches with no failed chat request', async () => {
-    const on = await admin('POST', '/v1/admin/settings', {
-      model_limits: [{ model_id: QWEN_MODEL, access_mode: 'api_key' }],
-      escrow_rotation: {
-        enabled: true,
-        pre_poc_blocks: PRE_POC_BLOCKS,
-        models: [
-          {
-            model_id: QWEN_MODEL,
-            temp_count: 1,
-            target_count: 1,
-            amount: AMOUNT.toString(),
-            private_key_env: 'CREATOR_KEY',
-          },
-        ],
-      },
-    });
-    expect(on.status, on.text).toBe(200);
+    const enable = () =>
+      admin('POST', '/v1/admin/settings', {
+        model_limits: [{ model_id: QWEN_MODEL, access_mode: 'api_key' }],
+        escrow_rotation: {
+          enabled: true,
+          pre_poc_blocks: PRE_POC_BLOCKS,
+          models: [
+            {
+              model_id: QWEN_MODEL,
+              temp_count: 1,
+              target_count: 1,
+              amount: AMOUNT.toString(),
+              private_key_env: 'CREATOR_KEY',
+            },
+          ],
+        },
+      });
+    // A 5xx here is a transient read of the node during validation (seen once under load): the same
+    // patch is sent again; the processes' output is attached if it keeps failing.
+    let on = await enable();
+    for (let i = 0; i < 3 && on.status >= 500; i++) on = await enable();
+    expect(on.status, `${on.text}\n${s.processes.map((p) => p.output().slice(-2_000)).join('\n---\n')}`).toBe(
+      200,
+    );
     // The first target stage (this epoch, or the next one if the switch was near) gets a regular
     // escrow routed by a proxy.
     let first = -1;

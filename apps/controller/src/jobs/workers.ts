@@ -136,11 +136,16 @@ export async function startControllerJobs(
       { every: DEPLETION_CHECK_EVERY_MS },
       { data: {} },
     );
-    await rotation.upsertJobScheduler(JOB_IDS.rotationSchedule, { every: rotationTickMs }, { data: {} });
+    // A failed tick or phase poll is not retried: the next one comes within seconds.
+    const once = {
+      data: {},
+      opts: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+    };
+    await rotation.upsertJobScheduler(JOB_IDS.rotationSchedule, { every: rotationTickMs }, once);
     await chainPhase.upsertJobScheduler(
       JOB_IDS.chainPhaseSchedule,
       { every: Math.max(1_000, Math.floor(rotationTickMs / 3)) },
-      { data: {} },
+      once,
     );
   }
   return {
