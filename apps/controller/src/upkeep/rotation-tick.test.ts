@@ -407,5 +407,18 @@ describe('rotation tick', () => {
     const [short] = await checkFunding(ctx, [{ ...qwen, tempCount: 100, targetCount: 100 }]);
     expect(short).toMatchObject({ ok: false, models: [QWEN_MODEL] });
     expect(short!.required).toBeGreaterThan(short!.spendable);
+
+    // A tick warns (once per epoch) when the creator cannot fund a transition.
+    h.devnet.faults.set({ insufficientFunds: [h.account('creator-0').address] });
+    await tick();
+    await tick();
+    h.devnet.faults.set({ insufficientFunds: undefined });
+    const view = await debug();
+    const warned = view.latest[QWEN_MODEL].events.filter(
+      (e: { marker: string }) => e.marker === 'escrow_rotation_underfunded',
+    );
+    expect(warned).toEqual([
+      expect.objectContaining({ creator: h.account('creator-0').address, spendable: '0', epoch: epochNow() }),
+    ]);
   });
 });
