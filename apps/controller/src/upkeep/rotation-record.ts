@@ -173,6 +173,7 @@ const WARNING_MARKERS: ReadonlySet<string> = new Set([
   'escrow_rotation_settle_failed',
   'escrow_rotation_no_replacement',
   'escrow_rotation_window_retire',
+  'escrow_rotation_tick_error',
   'escrow_depletion_replacement_failed',
 ]);
 

@@ -421,4 +421,16 @@ describe('rotation tick', () => {
       expect.objectContaining({ creator: h.account('creator-0').address, spendable: '0', epoch: epochNow() }),
     ]);
   });
+
+  it("a chain error stops one model's pass: recorded once in /v1/debug/rotation, the next tick carries on", async () => {
+    h.devnet.faults.set({ chainQuery: { status: 503, match: 'node_info' } });
+    await tick();
+    await tick();
+    h.devnet.faults.set({ chainQuery: undefined });
+    const errors = (await debug()).latest[QWEN_MODEL].events.filter(
+      (e: { marker: string }) => e.marker === 'escrow_rotation_tick_error',
+    );
+    expect(errors).toEqual([expect.objectContaining({ error: expect.stringMatching(/503|unavailable/i) })]);
+    expect((await tick()).ran).toBe(true);
+  });
 });

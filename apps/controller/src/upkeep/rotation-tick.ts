@@ -109,9 +109,23 @@ async function rotationPass(ctx: ControllerContext, deps: RotationTickDeps): Pro
       stages.push(await runStage(ctx, deps, model, step));
     } catch (err) {
       // One model's trouble (chain unreachable, …) must not stop the others; the next tick retries.
-      ctx.logger.warn(
-        { marker: 'escrow_rotation_tick_error', model: model.modelId, err: (err as Error).message },
-        'rotation tick: model skipped this time',
+      // Recorded once per epoch and cause for /v1/debug/rotation (if Postgres itself is the trouble,
+      // the log line is all there is).
+      const error = (err as Error).message;
+      await recordEvent(
+        ctx,
+        {
+          modelId: model.modelId,
+          marker: 'escrow_rotation_tick_error',
+          epoch: step.epoch,
+          detail: { error },
+        },
+        { once: true, message: 'rotation tick: model skipped this time' },
+      ).catch(() =>
+        ctx.logger.warn(
+          { marker: 'escrow_rotation_tick_error', model: model.modelId, err: error },
+          'rotation tick failed',
+        ),
       );
     }
   }
