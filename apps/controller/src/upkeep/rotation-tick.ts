@@ -78,7 +78,11 @@ async function rotationPass(ctx: ControllerContext, deps: RotationTickDeps): Pro
   const models = new Map((settings?.models ?? []).map((m) => [m.modelId, m]));
   const stages: StageRow[] = [];
   for (const row of await retiringStages(ctx.sql)) {
-    stages.push(await advanceRetiring(ctx, deps, row, models.get(row.modelId)));
+    try {
+      stages.push(await advanceRetiring(ctx, deps, row, models.get(row.modelId)));
+    } catch (err) {
+      await reportModelError(ctx, row.modelId, row.epoch, err);
+    }
   }
   if (!settings?.enabled || settings.models.length === 0) return { ran: true, stages };
 
@@ -108,28 +112,29 @@ async function rotationPass(ctx: ControllerContext, deps: RotationTickDeps): Pro
     try {
       stages.push(await runStage(ctx, deps, model, step));
     } catch (err) {
-      // One model's trouble (chain unreachable, …) must not stop the others; the next tick retries.
-      // Recorded once per epoch and cause for /v1/debug/rotation (if Postgres itself is the trouble,
-      // the log line is all there is).
-      const error = (err as Error).message;
-      await recordEvent(
-        ctx,
-        {
-          modelId: model.modelId,
-          marker: 'escrow_rotation_tick_error',
-          epoch: step.epoch,
-          detail: { error },
-        },
-        { once: true, message: 'rotation tick: model skipped this time' },
-      ).catch(() =>
-        ctx.logger.warn(
-          { marker: 'escrow_rotation_tick_error', model: model.modelId, err: error },
-          'rotation tick failed',
-        ),
-      );
+      await reportModelError(ctx, model.modelId, step.epoch, err);
     }
   }
   return { ran: true, step, phase, stages };
+}
+
+/**
+ * One model's trouble (chain unreachable, …) must not stop the others; the next tick retries.
+ * Recorded once per epoch and cause for /v1/debug/rotation (if Postgres itself is the trouble, the
+ * log line is all there is).
+ */
+async function reportModelError(ctx: ControllerContext, modelId: string, epoch: bigint, err: unknown) {
+  const error = (err as Error).message;
+  await recordEvent(
+    ctx,
+    { modelId, marker: 'escrow_rotation_tick_error', epoch, detail: { error } },
+    { once: true, message: 'rotation tick: model skipped this time' },
+  ).catch(() =>
+    ctx.logger.warn(
+      { marker: 'escrow_rotation_tick_error', model: modelId, err: error },
+      'rotation tick failed',
+    ),
+  );
 }
 
 async function warnIfUnderfunded(
