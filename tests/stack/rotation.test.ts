@@ -79,9 +79,11 @@ describe('rotation across epoch switches with chat running', () => {
     (await stageRows()).some((r) => r.stage === stage && Number(r.epoch) === epoch && r.status === 'done');
   const epochNow = () => Number(s.devnet.epochs.current().effective);
 
+  const openai = (url: string) =>
+    new OpenAI({ apiKey: USER_KEY, baseURL: `${url}/v1`, maxRetries: 0, timeout: 30_000 });
   /** Sequential chat requests through one proxy until stopped; every failure is kept. */
   const chatLoop = async (url: string, n: number) => {
-    const client = new OpenAI({ apiKey: USER_KEY, baseURL: `${url}/v1`, maxRetries: 0, timeout: 30_000 });
+    const client = openai(url);
     let i = 0;
     while (chatting) {
       try {
@@ -152,6 +154,23 @@ describe('rotation across epoch switches with chat running', () => {
       )
       .toBe(true);
 
+    // Both proxies have taken the settings and the first escrow into their pool snapshots.
+    for (const url of s.proxyUrls) {
+      await expect
+        .poll(
+          () =>
+            openai(url)
+              .chat.completions.create({
+                model: QWEN_MODEL,
+                messages: [{ role: 'user', content: 'ready?' }],
+                max_tokens: 4,
+              })
+              .then(() => true)
+              .catch(() => false),
+          { timeout: 15_000, interval: 200 },
+        )
+        .toBe(true);
+    }
     chatting = true;
     traffic = s.proxyUrls.flatMap((url, i) => [chatLoop(url, 2 * i), chatLoop(url, 2 * i + 1)]);
     for (const epoch of [first + 1, first + 2]) {

@@ -20,6 +20,7 @@ CREATE TABLE "rotation_stages" (
 	"settled" integer DEFAULT 0 NOT NULL,
 	"failed" integer DEFAULT 0 NOT NULL,
 	"retiring" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"replacement_routed_at" timestamp with time zone,
 	"last_error" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,

@@ -23,6 +23,8 @@ export interface StageRow {
   failed: number;
   /** Escrows this stage still has to drain, finalize and settle. */
   retiring: bigint[];
+  /** When a tick first saw a replacement routed (retiring waits one more tick). */
+  replacementRoutedAt: Date | null;
   lastError: string | null;
   updatedAt: Date;
 }
@@ -40,12 +42,13 @@ interface DbStageRow {
   settled: number;
   failed: number;
   retiring: string[];
+  replacement_routed_at: Date | null;
   last_error: string | null;
   updated_at: Date;
 }
 
 const STAGE_COLUMNS = `model_id, epoch::text as epoch, stage, status, role, target, existing, created, promoted,
-  settled, failed, retiring, last_error, updated_at`;
+  settled, failed, retiring, replacement_routed_at, last_error, updated_at`;
 
 const fromDb = (r: DbStageRow): StageRow => ({
   modelId: r.model_id,
@@ -60,6 +63,7 @@ const fromDb = (r: DbStageRow): StageRow => ({
   settled: r.settled,
   failed: r.failed,
   retiring: r.retiring.map((id) => BigInt(id)),
+  replacementRoutedAt: r.replacement_routed_at,
   lastError: r.last_error,
   updatedAt: r.updated_at,
 });
@@ -85,7 +89,15 @@ export async function openStage(
 export type StagePatch = Partial<
   Pick<
     StageRow,
-    'status' | 'existing' | 'created' | 'promoted' | 'settled' | 'failed' | 'retiring' | 'lastError'
+    | 'status'
+    | 'existing'
+    | 'created'
+    | 'promoted'
+    | 'settled'
+    | 'failed'
+    | 'retiring'
+    | 'replacementRoutedAt'
+    | 'lastError'
   >
 >;
 
@@ -96,6 +108,7 @@ export async function updateStage(sql: Sql, row: StageRow, patch: StagePatch): P
        set status = ${next.status}, existing = ${next.existing}, created = ${next.created},
            promoted = ${next.promoted}, settled = ${next.settled}, failed = ${next.failed},
            retiring = ${sql.json(next.retiring.map(String))}, last_error = ${next.lastError},
+           replacement_routed_at = ${next.replacementRoutedAt},
            updated_at = now()
      where model_id = ${row.modelId} and epoch = ${row.epoch.toString()}::numeric and stage = ${row.stage}`;
   return next;

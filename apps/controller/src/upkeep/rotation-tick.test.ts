@@ -50,8 +50,15 @@ describe('rotation tick', () => {
 
   const keys = () => redisKeys(h.redis.prefix);
   const tick = () => runRotationTick(ctx, deps);
-  /** What an owning proxy publishes for an escrow it serves. */
-  const route = (id: bigint) =>
+  /**
+   * What an owning proxy publishes for an escrow it serves, then the tick that first sees it routed
+   * (rotation retires the outgoing escrows one tick later, once every proxy knows the replacement).
+   */
+  const route = async (id: bigint) => {
+    await publishRouted(id);
+    await tick();
+  };
+  const publishRouted = (id: bigint) =>
     h.redis.redis.hset(keys().poolEscrow(id), {
       escrow_id: id.toString(),
       model_id: QWEN_MODEL,
@@ -145,7 +152,10 @@ describe('rotation tick', () => {
       expect.objectContaining({ private_key_env: 'CREATOR_1_KEY', models: [MINIMAX_MODEL], ok: true }),
     ]);
 
-    await route(regular!.id);
+    await publishRouted(regular!.id);
+    await tick();
+    const seen = (await debug()).latest[QWEN_MODEL];
+    expect(seen).toMatchObject({ stage: 'target', status: 'creating' }); // retires one tick later
     await tick();
     expect((await debug()).latest[QWEN_MODEL]).toMatchObject({ stage: 'target', status: 'done' });
   }, 60_000);

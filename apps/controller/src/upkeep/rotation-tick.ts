@@ -243,6 +243,11 @@ async function runStage(
     }
     return row; // retire once a proxy routes a replacement, so chat never runs dry
   }
+  if (row.target > 0 && row.replacementRoutedAt === null) {
+    // Seen routed now: retire on the next tick, so every proxy's pool snapshot has the replacement
+    // before the outgoing escrows stop taking requests.
+    return updateStage(ctx.sql, row, { replacementRoutedAt: new Date() });
+  }
   const outgoing = step.stage === 'bridge' ? 'regular' : 'temp';
   const outgoingIds = await startRetiring(ctx, await roleEscrows(ctx, model.modelId, outgoing, true));
   const retiring = union(row.retiring, outgoingIds);

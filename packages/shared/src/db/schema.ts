@@ -373,6 +373,8 @@ export const rotationStages = pgTable(
     settled: integer('settled').notNull().default(0),
     failed: integer('failed').notNull().default(0),
     retiring: jsonb('retiring').notNull().default(sql`'[]'::jsonb`),
+    /** When a tick first saw a replacement routed; retiring waits a tick past it (proxies catch up). */
+    replacementRoutedAt: timestamp('replacement_routed_at', { withTimezone: true }),
     lastError: text('last_error'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
