@@ -11,7 +11,13 @@ import {
   queryChainId,
   type TxEvent,
 } from '@gonka-gateway/chain';
-import { type DevAccount, type Devnet, devnetChainClient, startDevnet } from '@gonka-gateway/devnet';
+import {
+  type DevAccount,
+  type Devnet,
+  type DevnetOptions,
+  devnetChainClient,
+  startDevnet,
+} from '@gonka-gateway/devnet';
 import { closeRedis, openRedis } from '@gonka-gateway/shared';
 import {
   createTestDatabase,
@@ -56,6 +62,10 @@ export interface StackOptions {
   controllerChainRest?: (devnet: Devnet) => Promise<string> | string;
   /** A private redis-server's URL (a test that FLUSHALLs); default the shared test Redis. */
   redisUrl?: string;
+  /** Epoch schedule overrides (default: 4 000-block epochs). */
+  epoch?: DevnetOptions['epoch'];
+  /** Extra variables for every process (e.g. GATEWAY_ROTATION_TICK_MS). */
+  env?: Record<string, string>;
 }
 
 async function ready(url: string, proc: RunningProcess, what: string): Promise<void> {
@@ -80,7 +90,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ports: 'ephemeral',
     blockIntervalMs: 50,
     env: {},
-    epoch: { epochLength: 4_000 },
+    epoch: options.epoch ?? { epochLength: 4_000 },
   });
   const privateRedis = (url: string): TestRedis => {
     const redis = openRedis(url, { name: 'stack-test' });
@@ -117,6 +127,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     GATEWAY_FLUSH_IDLE_MS: '300',
     GATEWAY_ADMISSION_TTL_MS: '2000',
     LOG_LEVEL: 'warn',
+    ...options.env,
   };
   const processes: RunningProcess[] = [];
   const close = async () => {

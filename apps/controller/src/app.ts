@@ -94,6 +94,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     workers: deps.jobs ?? true,
     // One knob for "how soon a dead holder is replaced", escrow owners and the leader alike.
     leaderTtlMs: deps.config.proxy.leaseTtlMs,
+    rotationTickMs: deps.config.controller.rotationTickMs,
   });
   app.addHook('onClose', () => jobs.close());
   registerKeyMetrics(deps.registry, ctx, deps.config.userKeyHashes);
@@ -110,7 +111,15 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await adminAuth(admin, { adminKeyHash: deps.config.adminKeyHash, sql: ctx.sql });
     await admin.register(escrowsRoutes, { ctx });
     await admin.register(devshardsRoutes, { ctx, jobs });
-    await admin.register(settingsRoutes, { ctx });
+    await admin.register(settingsRoutes, {
+      ctx,
+      // Rotation switched on (or changed) acts now, not at the next scheduled tick (spec §3.4).
+      onChange: (s) =>
+        s.rotationOn &&
+        jobs
+          .kickRotation(s.revision)
+          .catch((err: Error) => ctx.logger.warn({ err: err.message }, 'rotation kick failed')),
+    });
     await admin.register(finalizeRoutes, { ctx });
     await admin.register(auditRoutes, { ctx });
     await admin.register(debugRoutes, { ctx });

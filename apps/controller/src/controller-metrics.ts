@@ -7,6 +7,8 @@ export interface ControllerMetrics {
   settleWindow: Counter<'stage'>;
   /** 1 while this controller holds the leader lease and runs the schedules, else 0. */
   leader: Gauge;
+  /** Rotation markers recorded (spec §3.4; label `marker`, a fixed set: upkeep/rotation-record.ts). */
+  rotationEvents: Counter<'marker'>;
 }
 
 export function createControllerMetrics(registry: Registry): ControllerMetrics {
@@ -20,6 +22,12 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
     leader: new Gauge({
       name: `${METRIC_PREFIX}controller_leader`,
       help: 'Whether this controller holds the leader lease and runs the BullMQ schedules (1) or stands by (0).',
+      registers: [registry],
+    }),
+    rotationEvents: new Counter({
+      name: `${METRIC_PREFIX}rotation_events_total`,
+      help: 'Escrow rotation markers recorded (escrow_rotation_*, escrow_depletion_replacement_failed), by marker.',
+      labelNames: ['marker'] as const,
       registers: [registry],
     }),
   };

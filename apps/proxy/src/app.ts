@@ -156,6 +156,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
           createChainClient({ chainRest: config.chain.restUrl, publicApi: config.chain.publicApiUrl }),
           tuning.pocCheckEveryMs,
           onError('PoC phase read failed'),
+          { redis: infra.redis, key: keys.chainPhase },
         )
       : undefined;
 

@@ -107,6 +107,20 @@ export function mapFailure(error: unknown): Mapped {
   return m('internal_error', 'internal error', false);
 }
 
+/**
+ * The escrow refused before a nonce was taken because it no longer serves here (draining, closed,
+ * not active, owned elsewhere): nothing was started, so another replica's escrow may take the request.
+ */
+export function escrowNotServing(error: unknown): boolean {
+  if (error instanceof NotOwnedError) return true;
+  return (
+    isSessionError(error) &&
+    (error.code === SessionErrorCode.Draining ||
+      error.code === SessionErrorCode.Closed ||
+      error.code === SessionErrorCode.NotActive)
+  );
+}
+
 /** The GatewayError a client receives for `error`. */
 export function toGatewayError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;

@@ -225,7 +225,11 @@ async function validate(ctx: ControllerContext, next: Settings, patch: SettingsP
 
 export async function settingsRoutes(
   app: FastifyInstance,
-  options: { ctx: ControllerContext },
+  options: {
+    ctx: ControllerContext;
+    /** After a change is stored (app.ts: a rotation tick right away when rotation is on, spec §3.4). */
+    onChange?: (change: { revision: string; rotationOn: boolean }) => unknown;
+  },
 ): Promise<void> {
   const { ctx } = options;
   app.get(
@@ -265,6 +269,7 @@ export async function settingsRoutes(
                   revision::text as revision`;
       if (!row) throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
       await ctx.redis.publish(ctx.keys.settingsChanges, row.revision);
+      await options.onChange?.({ revision: row.revision, rotationOn: row.escrow_rotation.enabled });
       return view(row);
     },
   );

@@ -12,6 +12,10 @@ export const QUEUE_NAMES = {
   depletionCheck: 'depletion-check',
   /** Upkeep: delete usage records past the retention (usage/usage-retention.ts). */
   usagePurge: 'usage-purge',
+  /** Upkeep: the rotation tick (upkeep/rotation-tick.ts, spec §3.4). */
+  rotationTick: 'rotation-tick',
+  /** Upkeep: epoch, phase and PoC state published to Redis for the proxies (upkeep/chain-phase.ts). */
+  chainPhase: 'chain-phase',
 } as const;
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 
@@ -23,6 +27,10 @@ export const JOB_IDS = {
   /** The pass a controller runs each time it takes the lead (crash recovery, architecture §3). */
   reconcileOnLead: (controllerId: string, lead: number) => `reconcile-on-lead-${controllerId}-${lead}`,
   usagePurgeSchedule: 'usage-purge-every',
+  rotationSchedule: 'rotation-tick-every',
+  chainPhaseSchedule: 'chain-phase-every',
+  /** A tick right after a settings change (revision), so enabling rotation acts without waiting. */
+  rotationKick: (revision: string) => `rotation-tick-settings-${revision}`,
   /** A one-off reconciliation of one tx (after a create or settle answered `unknown`). */
   reconcileTx: (txHash: string) => `reconcile-${txHash.toUpperCase()}`,
   /** One settle per escrow: a double click or a second controller enqueues it once. */
@@ -50,3 +58,5 @@ export const RECONCILE_EVERY_MS = 30_000;
 export const DEPLETION_CHECK_EVERY_MS = 30_000;
 /** Retention is counted in days: hourly is prompt enough. */
 export const USAGE_PURGE_EVERY_MS = 3_600_000;
+/** Spec §3.4, §8: about every 15 s (GATEWAY_ROTATION_TICK_MS). */
+export const ROTATION_TICK_EVERY_MS = 15_000;

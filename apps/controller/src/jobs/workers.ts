@@ -10,8 +10,10 @@ import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
+import { publishChainPhase } from '../upkeep/chain-phase.js';
 import { checkDepletion } from '../upkeep/depletion-check.js';
 import { rebuildPool } from '../upkeep/pool-rebuild.js';
+import { runRotationTick } from '../upkeep/rotation-tick.js';
 import { purgeExpiredUsage } from '../usage/usage-retention.js';
 import { LeaderLease } from './leader-lease.js';
 import {
@@ -20,6 +22,7 @@ import {
   JOB_IDS,
   QUEUE_NAMES,
   RECONCILE_EVERY_MS,
+  ROTATION_TICK_EVERY_MS,
   USAGE_PURGE_EVERY_MS,
   WORKER_LOCKS,
 } from './queues.js';
@@ -37,6 +40,13 @@ export interface ControllerJobs {
   enqueueSettle(escrowId: bigint, privateKeyEnv: string): Promise<string>;
   /** Whether this controller holds the leader lease (runs the schedules). */
   leading(): boolean;
+  /**
+   * Why the escrow's settle job failed for good (an UnrecoverableError: wrong key, window closed,
+   * refused tx), or undefined while it may still succeed.
+   */
+  settleGaveUp(escrowId: bigint): Promise<string | undefined>;
+  /** One rotation tick now (after a settings change of this revision). */
+  kickRotation(revision: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,11 +56,13 @@ interface ScheduledJob {
   schedulerId: string;
   everyMs: number;
   process(job: Job): Promise<unknown>;
+  /** Options of each scheduled job (default: DEFAULT_JOB_OPTIONS of the queue). */
+  opts?: { attempts: number; removeOnComplete: { count: number }; removeOnFail: { count: number } };
 }
 
 export async function startControllerJobs(
   ctx: ControllerContext,
-  options: { redisUrl: string; workers: boolean; leaderTtlMs: number },
+  options: { redisUrl: string; workers: boolean; leaderTtlMs: number; rotationTickMs?: number },
 ): Promise<ControllerJobs> {
   const connections: Redis[] = [];
   const connection = () => {
@@ -64,6 +76,9 @@ export async function startControllerJobs(
   const settle = new Queue<SettleJobData>(QUEUE_NAMES.settle, queueOptions);
   const depletion = new Queue(QUEUE_NAMES.depletionCheck, queueOptions);
   const usagePurge = new Queue(QUEUE_NAMES.usagePurge, queueOptions);
+  const rotation = new Queue(QUEUE_NAMES.rotationTick, queueOptions);
+  const chainPhase = new Queue(QUEUE_NAMES.chainPhase, queueOptions);
+  const rotationTickMs = options.rotationTickMs ?? ROTATION_TICK_EVERY_MS;
   const enqueueSettle = async (escrowId: bigint, privateKeyEnv: string): Promise<string> => {
     const jobId = JOB_IDS.settle(escrowId);
     const existing = await settle.getJob(jobId);
@@ -78,6 +93,14 @@ export async function startControllerJobs(
     await settle.add('settle', { escrowId: escrowId.toString(), privateKeyEnv }, { jobId });
     return jobId;
   };
+  const settleGaveUp = async (escrowId: bigint): Promise<string | undefined> => {
+    const job = await settle.getJob(JOB_IDS.settle(escrowId));
+    if (!job || (await job.getState()) !== 'failed') return undefined;
+    // Failed before using its attempts: BullMQ's UnrecoverableError (settle.ts rule violations).
+    return job.attemptsMade < (job.opts.attempts ?? 1) ? (job.failedReason ?? 'settle failed') : undefined;
+  };
+  // A failed tick or phase poll is not retried: the next one comes within seconds.
+  const once = { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } };
   const scheduled: ScheduledJob[] = [
     {
       queue: reconcile,
@@ -99,6 +122,27 @@ export async function startControllerJobs(
       schedulerId: JOB_IDS.usagePurgeSchedule,
       everyMs: USAGE_PURGE_EVERY_MS,
       process: () => purgeExpiredUsage(ctx.sql),
+    },
+    {
+      // A tick never overlaps another (one worker, and a Redis lock across controllers).
+      queue: rotation,
+      schedulerId: JOB_IDS.rotationSchedule,
+      everyMs: rotationTickMs,
+      opts: once,
+      process: async () => {
+        const tick = await runRotationTick(ctx, { enqueueSettle, settleGaveUp });
+        return { ran: tick.ran, step: tick.step?.stage ?? null, stages: tick.stages.length };
+      },
+    },
+    {
+      queue: chainPhase,
+      schedulerId: JOB_IDS.chainPhaseSchedule,
+      everyMs: Math.max(1_000, Math.floor(rotationTickMs / 3)),
+      opts: once,
+      process: async () => {
+        const p = await publishChainPhase(ctx);
+        return { epoch: p.epoch.toString(), phase: p.phase, pocActive: p.pocActive };
+      },
     },
   ];
   const workerOptions = (concurrency: number) => ({
@@ -141,7 +185,11 @@ export async function startControllerJobs(
         ctx.metrics?.leader.set(1);
         scheduleWorkers = scheduled.map((s) => watch(new Worker(s.queue.name, s.process, workerOptions(1))));
         for (const s of scheduled) {
-          await s.queue.upsertJobScheduler(s.schedulerId, { every: s.everyMs }, { data: {} });
+          await s.queue.upsertJobScheduler(
+            s.schedulerId,
+            { every: s.everyMs },
+            { data: {}, ...(s.opts ? { opts: s.opts } : {}) },
+          );
         }
         // Crash recovery does not wait for the schedule: commitments a dead controller left
         // broadcast or unknown are looked up by hash now (an included create is registered).
@@ -162,6 +210,11 @@ export async function startControllerJobs(
     settle,
     enqueueSettle,
     leading: () => leader?.leading ?? false,
+    settleGaveUp,
+    async kickRotation(revision) {
+      // Run by the leader's rotation worker, wherever the settings changed.
+      await rotation.add('rotation-tick', {}, { jobId: JOB_IDS.rotationKick(revision), attempts: 1 });
+    },
     async close() {
       await leader?.stop();
       await Promise.all([...workers, ...scheduleWorkers].map((w) => w.close()));

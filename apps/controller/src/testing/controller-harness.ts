@@ -8,6 +8,7 @@ import { type ChainClient, queryChainId } from '@gonka-gateway/chain';
 import {
   type DevAccount,
   type Devnet,
+  type DevnetOptions,
   devnetChainClient,
   GNK,
   QWEN_MODEL,
@@ -62,12 +63,16 @@ export interface ControllerHarness {
   close(): Promise<void>;
 }
 
-export async function startControllerHarness(): Promise<ControllerHarness> {
+/** `devnet`: overrides of the devnet options (a shorter epoch schedule for rotation tests). */
+export async function startControllerHarness(
+  devnetOptions: Pick<DevnetOptions, 'epoch' | 'blockIntervalMs'> = {},
+): Promise<ControllerHarness> {
   const devnet = await startDevnet({
     ports: 'ephemeral',
     blockIntervalMs: 50,
     env: {},
     epoch: { epochLength: 4_000 },
+    ...devnetOptions,
   });
   const [database, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
   const chain = devnetChainClient(devnet);

@@ -104,6 +104,18 @@ describe('depletion check', () => {
     }
     expect(new Set(settles).size).toBe(2);
 
+    // A replacement that cannot be created (the creator's funds read as locked) is reported once,
+    // in the log and in /v1/debug/rotation.
+    const poor = await createRegistered();
+    await publish(poor, 10n, 1n);
+    h.devnet.faults.set({ insufficientFunds: [h.account('creator-0').address] });
+    await checkDepletion(ctx, deps);
+    await checkDepletion(ctx, deps);
+    h.devnet.faults.set({ insufficientFunds: undefined });
+    const failures = await h.sql`
+      select detail->>'escrow_id' as escrow_id from rotation_events where marker = 'escrow_depletion_replacement_failed'`;
+    expect(failures).toEqual([{ escrow_id: poor.toString() }]);
+
     // /v1/debug/rotation shows the setting and where the chain is.
     const debug = await call('GET', '/v1/debug/rotation');
     expect(debug.statusCode).toBe(200);
@@ -119,6 +131,9 @@ describe('depletion check', () => {
       settings: { enabled: true, pre_poc_blocks: 300 },
       latest: { [QWEN_MODEL]: { stage: 'idle', created: 0, last_error: null } },
     });
+    expect(debug.json().latest[QWEN_MODEL].events).toEqual([
+      expect.objectContaining({ marker: 'escrow_depletion_replacement_failed', escrow_id: poor.toString() }),
+    ]);
     expect((await app.inject({ method: 'GET', url: '/v1/debug/rotation' })).statusCode).toBe(401);
   });
 });

@@ -11,6 +11,7 @@ import { decodePoolState, type PoolStatus } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import { createEscrow } from '../escrow/create.js';
 import { publishPoolStatus } from '../escrow/pool-status.js';
+import { recordEvent } from './rotation-record.js';
 
 export const DEPLETION_THRESHOLD = 1_000_000n;
 export const NONCE_ROUTING_STOP = 19_800n;
@@ -38,8 +39,8 @@ export async function checkDepletion(
   ctx: ControllerContext,
   deps: DepletionDeps,
 ): Promise<DepletionFinding[]> {
-  const escrows = await ctx.sql<{ escrow_id: string; model_id: string }[]>`
-    select escrow_id::text as escrow_id, model_id from escrows where state = 'active' and active order by escrow_id`;
+  const escrows = await ctx.sql<{ escrow_id: string; model_id: string; role: string }[]>`
+    select escrow_id::text as escrow_id, model_id, role from escrows where state = 'active' and active order by escrow_id`;
   const [settings] = await ctx.sql<{ escrow_rotation: { enabled: boolean; models: RotationModel[] } }[]>`
     select escrow_rotation from settings where id = 1`;
   const rotation = settings?.escrow_rotation;
@@ -88,16 +89,22 @@ export async function checkDepletion(
           idempotencyKey: replacementKey(escrowId),
         });
         finding.replacement = created.escrow_id;
+        // A rotated escrow's replacement takes its role, so the rotation retires it in turn.
+        await ctx.sql`
+          update escrows set role = ${e.role}, updated_at = now()
+           where escrow_id = ${String(created.escrow_id)}::numeric and role = 'manual'`;
         await deps.enqueueSettle(escrowId, model.private_key_env);
       } catch (err) {
-        ctx.logger.error(
+        // Logged and kept for /v1/debug/rotation (spec §3.4 markers); once per old escrow and cause.
+        await recordEvent(
+          ctx,
           {
+            modelId: model.model_id,
             marker: 'escrow_depletion_replacement_failed',
-            escrowId: e.escrow_id,
-            model: model.model_id,
-            err: (err as Error).message,
+            epoch: null,
+            detail: { escrow_id: e.escrow_id, error: (err as Error).message },
           },
-          'depletion replacement failed',
+          { once: true, message: 'depletion replacement failed' },
         );
       }
     }

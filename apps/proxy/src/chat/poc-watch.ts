@@ -1,7 +1,16 @@
 // Whether the network runs PoC now (spec §2.10 DEVSHARD_POC_REQUEST_MODE, issue 11 §4): read from the
 // node's /v1/epochs/latest on a short period. With the mode `off` new chat requests are answered 503
 // with Retry-After while PoC runs; `relaxed` serves. An unreadable node keeps the last known state.
+// The controller's chain-phase job publishes the same reading to Redis (a hash with a TTL); when that
+// copy is there it is used and the node is not asked, so N replicas do not each poll the node.
 import { type ChainClient, isPocActive, queryLatestEpoch } from '@gonka-gateway/chain';
+import type { Redis } from 'ioredis';
+
+/** The controller's published phase (RedisKeys.chainPhase); absent when no controller wrote it lately. */
+export interface PublishedPhase {
+  redis: Redis;
+  key: string;
+}
 
 export class PocWatch {
   #active = false;
@@ -12,6 +21,7 @@ export class PocWatch {
     private readonly client: ChainClient,
     private readonly everyMs = 2_000,
     private readonly onError?: (error: Error) => void,
+    private readonly published?: PublishedPhase,
   ) {}
 
   get active(): boolean {
@@ -25,7 +35,8 @@ export class PocWatch {
 
   async refresh(): Promise<void> {
     try {
-      this.#active = isPocActive(await queryLatestEpoch(this.client));
+      const copy = this.published ? await this.published.redis.hget(this.published.key, 'poc_active') : null;
+      this.#active = copy !== null ? copy === '1' : isPocActive(await queryLatestEpoch(this.client));
     } catch (error) {
       this.onError?.(error as Error);
     }

@@ -10,7 +10,7 @@ import type { InferenceResult } from '@gonka-gateway/devshard/session';
 import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
 import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { mapFailure, toGatewayError } from '../error-map.js';
+import { escrowNotServing, mapFailure, toGatewayError } from '../error-map.js';
 import type { ProxyMetrics } from '../proxy-metrics.js';
 import { assembleCompletion, parseDataLine, usageOf } from './completion.js';
 import { pickOwned, type Reservation } from './pick-escrow.js';
@@ -151,7 +151,10 @@ export async function serveOnSession(
     lastError = result.error;
   }
 
-  if (nonces.length === 0 && lastEscrow === undefined) return { kind: 'not_here' };
+  // Nothing local could start it — no escrow, or each one refused before a nonce (rotation drains an
+  // escrow while another replica owns its replacement, spec §3.4): the route forwards to an owner.
+  if (nonces.length === 0 && out === undefined && (lastEscrow === undefined || escrowNotServing(lastError)))
+    return { kind: 'not_here' };
   return finish(undefined, [], undefined);
 
   function finish(status: number | undefined, lines: Uint8Array[], result: InferenceResult | undefined) {

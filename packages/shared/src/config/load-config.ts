@@ -50,7 +50,12 @@ export interface GatewayConfig {
     /** Accept hosts on loopback/private addresses (devnet only; issue 11 §9). */
     allowPrivateHosts: boolean;
   };
-  controller: { port: number; url: string };
+  controller: {
+    port: number;
+    url: string;
+    /** Rotation tick period (spec §3.4, §8: about every 15 s); tests run it faster. */
+    rotationTickMs: number;
+  };
   encryptionKey: Buffer | undefined;
   logLevel: string;
 }
@@ -170,6 +175,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     controller: {
       port: controllerPort,
       url: read(env, 'GATEWAY_CONTROLLER_URL') ?? `http://127.0.0.1:${controllerPort}`,
+      rotationTickMs: must(read(env, 'GATEWAY_ROTATION_TICK_MS')),
     },
     encryptionKey: encryptionKeyHex === undefined ? undefined : Buffer.from(encryptionKeyHex, 'hex'),
     logLevel: must(read(env, 'LOG_LEVEL')),

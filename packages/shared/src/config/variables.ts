@@ -205,6 +205,12 @@ export const VARIABLES = {
       'Controller URL the proxy forwards admin routes to; defaults to http://127.0.0.1:GATEWAY_CONTROLLER_PORT.',
     parse: httpUrl,
   }),
+  GATEWAY_ROTATION_TICK_MS: spec({
+    default: '15000',
+    meaning:
+      "Period (ms) of the controller's escrow rotation tick (spec §3.4, about every 15 s) and a third of it for the chain-phase poll. Shorter: rotation reacts sooner to the epoch schedule, more node queries.",
+    parse: positiveInt,
+  }),
   GATEWAY_ENCRYPTION_KEY: spec({
     secret: true,
     meaning:

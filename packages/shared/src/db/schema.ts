@@ -385,3 +385,72 @@ export const usageRecords = pgTable(
     index('usage_records_not_final_idx').on(t.escrowId).where(sql`${t.costFinal} = false`),
   ],
 );
+
+export const ROTATION_STAGES = ['bridge', 'target'] as const;
+export const ROTATION_STAGE_STATUSES = ['creating', 'retiring', 'done'] as const;
+
+/**
+ * Automatic rotation (gateway-spec.md §3.4), one row per model, epoch transition and stage: what
+ * the rotation tick decided and did, so a restarted controller resumes where it stopped and
+ * GET /v1/debug/rotation shows the newest row per model. `retiring` lists the escrows this stage
+ * drains, finalizes and settles that are not done yet (decimal strings).
+ */
+export const rotationStages = pgTable(
+  'rotation_stages',
+  {
+    modelId: text('model_id').notNull(),
+    /** The epoch the transition leads into (bridge: the upcoming one; target: the one just begun). */
+    epoch: uint64('epoch').notNull(),
+    stage: text('stage', { enum: ROTATION_STAGES }).notNull(),
+    status: text('status', { enum: ROTATION_STAGE_STATUSES }).notNull().default('creating'),
+    /** Role of the escrows the stage creates: `temp` (bridge) or `regular` (target). */
+    role: text('role', { enum: ESCROW_ROLES }).notNull(),
+    target: integer('target').notNull(),
+    existing: integer('existing').notNull().default(0),
+    created: integer('created').notNull().default(0),
+    promoted: integer('promoted').notNull().default(0),
+    settled: integer('settled').notNull().default(0),
+    failed: integer('failed').notNull().default(0),
+    retiring: jsonb('retiring').notNull().default(sql`'[]'::jsonb`),
+    /** When a tick first saw a replacement routed; retiring waits a tick past it (proxies catch up). */
+    replacementRoutedAt: timestamp('replacement_routed_at', { withTimezone: true }),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.modelId, t.epoch, t.stage] }),
+    check('rotation_stages_stage_known', inList(t.stage, ROTATION_STAGES)),
+    check('rotation_stages_status_known', inList(t.status, ROTATION_STAGE_STATUSES)),
+  ],
+);
+
+/**
+ * Spec §3.4 "Suppression": after an on-chain create failure (insufficient funds, per-epoch limit)
+ * no further create is attempted for the same model, role and epoch.
+ */
+export const rotationSuppressions = pgTable(
+  'rotation_suppressions',
+  {
+    modelId: text('model_id').notNull(),
+    role: text('role', { enum: ESCROW_ROLES }).notNull(),
+    epoch: uint64('epoch').notNull(),
+    error: text('error').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.modelId, t.role, t.epoch] })],
+);
+
+/** The `escrow_rotation_*` / `escrow_depletion_replacement_failed` markers, as logged (spec §3.4, §6). */
+export const rotationEvents = pgTable(
+  'rotation_events',
+  {
+    id: bigserial('id', { mode: 'bigint' }).primaryKey(),
+    modelId: text('model_id').notNull(),
+    marker: text('marker').notNull(),
+    epoch: uint64('epoch'),
+    detail: jsonb('detail').notNull().default(sql`'{}'::jsonb`),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('rotation_events_model_idx').on(t.modelId, t.id)],
+);

@@ -49,6 +49,15 @@ export function redisKeys(prefix: string) {
     keyReservations: (keyId: string) => k(`key:${keyId}:reserved`),
     keyReservationAmounts: (keyId: string) => k(`key:${keyId}:reserved:ngonka`),
     keySpend: (keyId: string, periodTag: string) => k(`key:${keyId}:spend:${periodTag}`),
+    /**
+     * Hash: where the chain is (epoch, phase, PoC state, blocks to the epoch switch), written by the
+     * controller's chain-phase job for the proxies (issue 12 "chain phase").
+     */
+    chainPhase: k('chain:phase'),
+    /** Pub/sub channel announcing an epoch or phase change (payload: `epoch/phase`). */
+    chainPhaseChanges: k('chain:phase:changes'),
+    /** One rotation tick at a time across controllers (`SET NX PX`, holder token as value). */
+    rotationTickLock: k('rotation:tick-lock'),
     /** Stream of usage events (one per completed chat request). */
     usageStream: k('usage'),
   };

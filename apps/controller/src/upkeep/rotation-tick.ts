@@ -1,0 +1,353 @@
+// The rotation tick (spec §3.4, §8 "about every 15 s"; issue 12 "rotation tick"). Each pass reads the
+// settings and the chain phase afresh, decides the stage (rotation-plan.ts) and, per listed model:
+// - bridge (pre_poc_blocks before the switch): create temp_count temporary escrows, then retire the
+//   regular ones — once a temporary escrow is routed by a proxy, so chat never runs out of escrows;
+// - target (the chain has left PoC): create target_count regular escrows, then retire the temporary
+//   ones, again once a new one is routed;
+// - fallback: temporary creation failed → regular escrows are promoted to the temporary role (they
+//   keep serving through the transition and are retired with the temporaries);
+// - suppression: a create that failed on chain (or whose pre-checks say it would: funds, allowlist,
+//   amount) is not tried again for the same model, role and epoch.
+// Every create goes through escrow/create.ts with an Idempotency-Key per model, role, epoch and slot,
+// so its commitment (tx hash stored before broadcast) makes a retried or concurrent tick resume the
+// slot's one tx instead of sending a second. Models absent from the chain's governance models are
+// skipped before anything is signed. A Redis lock keeps two controllers from ticking at once; the
+// stage rows in Postgres make a restarted controller carry on where the last one stopped.
+import { randomUUID } from 'node:crypto';
+import { queryGovernanceModels } from '@gonka-gateway/chain';
+import { decodePoolState } from '@gonka-gateway/shared';
+import type { Sql } from 'postgres';
+import type { ControllerContext } from '../controller-context.js';
+import { type ChainPhase, publishChainPhase } from './chain-phase.js';
+import { checkFunding } from './rotation-funding.js';
+import { planRotation, type RotationStep } from './rotation-plan.js';
+import {
+  openStage,
+  type RotationRole,
+  recordEvent,
+  retiringStages,
+  type StageRow,
+  updateStage,
+} from './rotation-record.js';
+import { advanceRetiring, type RetireDeps, startRetiring } from './rotation-retire.js';
+import { type RotationModelSettings, readRotationSettings } from './rotation-settings.js';
+import { createSlots } from './rotation-slots.js';
+
+export type RotationTickDeps = RetireDeps;
+
+export interface RotationTickResult {
+  ran: boolean;
+  step?: RotationStep;
+  phase?: ChainPhase;
+  stages: StageRow[];
+}
+
+const LOCK_TTL_MS = 30_000;
+const RENEW_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`;
+const RELEASE_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
+/** Runs one tick unless another is running (this or another controller); renews its lock meanwhile. */
+export async function runRotationTick(
+  ctx: ControllerContext,
+  deps: RotationTickDeps,
+): Promise<RotationTickResult> {
+  const key = ctx.keys.rotationTickLock;
+  const token = `${ctx.controllerId}-${randomUUID()}`;
+  const got = await ctx.redis.set(key, token, 'PX', LOCK_TTL_MS, 'NX');
+  if (got !== 'OK') return { ran: false, stages: [] };
+  const renew = setInterval(() => {
+    ctx.redis.eval(RENEW_IF_HELD, 1, key, token, String(LOCK_TTL_MS)).catch(() => undefined);
+  }, LOCK_TTL_MS / 3);
+  try {
+    return await rotationPass(ctx, deps);
+  } finally {
+    clearInterval(renew);
+    await ctx.redis.eval(RELEASE_IF_HELD, 1, key, token);
+  }
+}
+
+async function rotationPass(ctx: ControllerContext, deps: RotationTickDeps): Promise<RotationTickResult> {
+  const settings = await readRotationSettings(ctx.sql);
+  // Stages already under way finish their retirement even when rotation was switched off since.
+  const models = new Map((settings?.models ?? []).map((m) => [m.modelId, m]));
+  const stages: StageRow[] = [];
+  for (const row of await retiringStages(ctx.sql)) {
+    try {
+      stages.push(await advanceRetiring(ctx, deps, row, models.get(row.modelId)));
+    } catch (err) {
+      await reportModelError(ctx, row.modelId, row.epoch, err);
+    }
+  }
+  if (!settings?.enabled || settings.models.length === 0) return { ran: true, stages };
+
+  const phase = await publishChainPhase(ctx);
+  const step = planRotation(phase, settings.prePocBlocks);
+  const governance = new Set((await queryGovernanceModels(ctx.chain)).map((m) => m.id));
+  const rotated: RotationModelSettings[] = [];
+  for (const model of settings.models) {
+    if (governance.has(model.modelId)) {
+      rotated.push(model);
+      continue;
+    }
+    await recordEvent(
+      ctx,
+      {
+        modelId: model.modelId,
+        marker: 'escrow_rotation_model_absent',
+        epoch: phase.epoch,
+        detail: {},
+      },
+      { once: true, message: 'rotation skips a model that is not a governance model on the chain' },
+    );
+  }
+  await warnIfUnderfunded(ctx, rotated, phase.epoch);
+  if (step.stage === 'hold') return { ran: true, step, phase, stages };
+  for (const model of rotated) {
+    try {
+      stages.push(await runStage(ctx, deps, model, step));
+    } catch (err) {
+      await reportModelError(ctx, model.modelId, step.epoch, err);
+    }
+  }
+  return { ran: true, step, phase, stages };
+}
+
+/**
+ * One model's trouble (chain unreachable, …) must not stop the others; the next tick retries.
+ * Recorded once per epoch and cause for /v1/debug/rotation (if Postgres itself is the trouble, the
+ * log line is all there is).
+ */
+async function reportModelError(ctx: ControllerContext, modelId: string, epoch: bigint, err: unknown) {
+  const error = (err as Error).message;
+  await recordEvent(
+    ctx,
+    { modelId, marker: 'escrow_rotation_tick_error', epoch, detail: { error } },
+    { once: true, message: 'rotation tick: model skipped this time' },
+  ).catch(() =>
+    ctx.logger.warn(
+      { marker: 'escrow_rotation_tick_error', model: modelId, err: error },
+      'rotation tick failed',
+    ),
+  );
+}
+
+async function warnIfUnderfunded(
+  ctx: ControllerContext,
+  models: readonly RotationModelSettings[],
+  epoch: bigint,
+): Promise<void> {
+  let funding: Awaited<ReturnType<typeof checkFunding>>;
+  try {
+    funding = await checkFunding(ctx, models);
+  } catch (err) {
+    ctx.logger.warn({ err: (err as Error).message }, 'rotation funding check could not run');
+    return;
+  }
+  for (const f of funding) {
+    if (f.ok) continue;
+    for (const modelId of f.models) {
+      await recordEvent(
+        ctx,
+        {
+          modelId,
+          marker: 'escrow_rotation_underfunded',
+          epoch,
+          detail: { creator: f.creator, spendable: f.spendable.toString(), required: f.required.toString() },
+        },
+        {
+          once: true,
+          message: 'rotation creator balance is below (temp_count + target_count) × amount plus gas',
+        },
+      );
+    }
+  }
+}
+
+async function runStage(
+  ctx: ControllerContext,
+  deps: RotationTickDeps,
+  model: RotationModelSettings,
+  step: Extract<RotationStep, { role: RotationRole }>,
+): Promise<StageRow> {
+  const target = step.stage === 'bridge' ? model.tempCount : model.targetCount;
+  const { row: opened, opened: isNew } = await openStage(ctx.sql, {
+    modelId: model.modelId,
+    epoch: step.epoch,
+    stage: step.stage,
+    role: step.role,
+    target,
+  });
+  if (isNew) {
+    await recordEvent(ctx, {
+      modelId: model.modelId,
+      marker: `escrow_rotation_${step.stage}_started`,
+      epoch: step.epoch,
+      detail: { target },
+    });
+  }
+  let row = opened;
+  if (row.status !== 'creating') return row;
+
+  const created = await createSlots(ctx, model, step, row.target);
+  row = await updateStage(ctx.sql, row, {
+    created: created.ids.length,
+    failed: created.failedSlots,
+    lastError: created.error ?? row.lastError,
+    existing: await servingCount(ctx, model.modelId, step.role),
+  });
+  if (created.pending) return row; // an outcome is not known yet: the next tick resumes the slot
+
+  if (step.stage === 'bridge' && created.ids.length + row.promoted < row.target) {
+    const missing = row.target - created.ids.length - row.promoted;
+    // Role change and count in one transaction: a crash between them must not promote twice.
+    const before = row;
+    const promoted = await ctx.sql.begin(async (tx) => {
+      const ids = await promoteToTemp(tx as unknown as Sql, model.modelId, missing, step.epoch - 1n);
+      if (ids.length > 0)
+        await updateStage(tx as unknown as Sql, before, { promoted: before.promoted + ids.length });
+      return ids;
+    });
+    if (promoted.length > 0) {
+      row = { ...row, promoted: row.promoted + promoted.length };
+      await recordEvent(ctx, {
+        modelId: model.modelId,
+        marker: 'escrow_rotation_fallback_promoted',
+        epoch: step.epoch,
+        detail: { escrow_ids: promoted.join(','), missing },
+      });
+    }
+  }
+  if (step.stage === 'bridge') row = await retireExpiring(ctx, model.modelId, step.epoch, row);
+  // What keeps serving once the outgoing role is retired: every routed temporary escrow (created or
+  // promoted) in the bridge, this stage's new regular escrows in the target stage.
+  const replacements = step.stage === 'bridge' ? await roleEscrows(ctx, model.modelId, 'temp') : created.ids;
+  if (row.target > 0 && !(await anyRouted(ctx, replacements))) {
+    if (replacements.length === 0) {
+      await recordEvent(
+        ctx,
+        {
+          modelId: model.modelId,
+          marker: 'escrow_rotation_no_replacement',
+          epoch: step.epoch,
+          detail: { stage: step.stage },
+        },
+        { once: true, message: 'rotation keeps the current escrows: no replacement could be created' },
+      );
+      return updateStage(ctx.sql, row, { status: 'done' });
+    }
+    return row; // retire once a proxy routes a replacement, so chat never runs dry
+  }
+  if (row.target > 0 && row.replacementRoutedAt === null) {
+    // Seen routed now: retire on the next tick, so every proxy's pool snapshot has the replacement
+    // before the outgoing escrows stop taking requests.
+    return updateStage(ctx.sql, row, { replacementRoutedAt: new Date() });
+  }
+  const outgoing = step.stage === 'bridge' ? 'regular' : 'temp';
+  const outgoingIds = await startRetiring(ctx, await roleEscrows(ctx, model.modelId, outgoing, true));
+  const retiring = union(row.retiring, outgoingIds);
+  await recordEvent(ctx, {
+    modelId: model.modelId,
+    marker: 'escrow_rotation_retiring',
+    epoch: step.epoch,
+    detail: { stage: step.stage, role: outgoing, escrow_ids: outgoingIds.join(',') },
+  });
+  row = await updateStage(ctx.sql, row, {
+    status: 'retiring',
+    retiring,
+    existing: await servingCount(ctx, model.modelId, step.role),
+  });
+  return advanceRetiring(ctx, deps, row, model);
+}
+
+const union = (a: readonly bigint[], b: readonly bigint[]) => [
+  ...new Map([...a, ...b].map((id) => [id.toString(), id])).values(),
+];
+
+/**
+ * Settle window (chain-and-network.md §2.6 rule 9: an escrow settles in its own epoch or the next):
+ * at the bridge into `epoch`, every rotated escrow created before the epoch now in force must be
+ * retired now, whatever its role and whether a replacement is routed — e.g. temporaries kept
+ * because the last target stage could not create anything. Money before availability.
+ */
+async function retireExpiring(
+  ctx: ControllerContext,
+  modelId: string,
+  epoch: bigint,
+  row: StageRow,
+): Promise<StageRow> {
+  const rows = await ctx.sql<{ escrow_id: string }[]>`
+    select escrow_id::text as escrow_id from escrows
+     where model_id = ${modelId} and role in ('temp', 'regular') and state = 'active'
+       and epoch_index < ${(epoch - 1n).toString()}::numeric
+     order by escrow_id`;
+  if (rows.length === 0) return row;
+  const ids = await startRetiring(
+    ctx,
+    rows.map((r) => BigInt(r.escrow_id)),
+  );
+  await recordEvent(ctx, {
+    modelId,
+    marker: 'escrow_rotation_window_retire',
+    epoch,
+    detail: { escrow_ids: ids.join(',') },
+  });
+  return updateStage(ctx.sql, row, { retiring: union(row.retiring, ids) });
+}
+
+/**
+ * Fallback (spec §3.4): up to `count` routed regular escrows created in `minEpoch` or later (older
+ * ones must settle now, retireExpiring) take the temporary role.
+ */
+async function promoteToTemp(sql: Sql, modelId: string, count: number, minEpoch: bigint): Promise<bigint[]> {
+  if (count <= 0) return [];
+  const rows = await sql<{ escrow_id: string }[]>`
+    update escrows set role = 'temp', updated_at = now()
+     where escrow_id in (
+       select escrow_id from escrows
+        where model_id = ${modelId} and role = 'regular' and state = 'active' and active
+          and epoch_index >= ${minEpoch.toString()}::numeric
+        order by escrow_id desc limit ${count})
+    returning escrow_id::text as escrow_id`;
+  return rows.map((r) => BigInt(r.escrow_id));
+}
+
+/**
+ * Escrows of a role for a model that are not settled: routed ones only, or (`withRetiring`) also
+ * those already past `active` (a previous stage or the operator started retiring them).
+ */
+async function roleEscrows(
+  ctx: ControllerContext,
+  modelId: string,
+  role: RotationRole,
+  withRetiring = false,
+): Promise<bigint[]> {
+  const rows = await ctx.sql<{ escrow_id: string }[]>`
+    select escrow_id::text as escrow_id from escrows
+     where model_id = ${modelId} and role = ${role}
+       and ((state = 'active' and active) or (${withRetiring} and state in ('draining', 'finalizing', 'finalized', 'settling')))
+     order by escrow_id`;
+  return rows.map((r) => BigInt(r.escrow_id));
+}
+
+async function servingCount(ctx: ControllerContext, modelId: string, role: RotationRole): Promise<number> {
+  return (await roleEscrows(ctx, modelId, role)).length;
+}
+
+/** Some escrow of `ids` is owned by a proxy and routed (its pool entry says `active`). */
+async function anyRouted(ctx: ControllerContext, ids: readonly bigint[]): Promise<boolean> {
+  for (const id of ids) {
+    try {
+      const pool = decodePoolState(await ctx.redis.hgetall(ctx.keys.poolEscrow(id)));
+      if (pool && pool.status === 'active' && pool.owner) return true;
+    } catch {
+      // a malformed entry does not count as routed
+    }
+  }
+  return false;
+}
