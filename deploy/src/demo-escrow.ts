@@ -14,8 +14,10 @@ export interface DemoEscrowOptions {
   modelId: string;
   /** Deposit in ngonka. */
   amount: bigint;
-  /** Status URLs of each replica, to wait until one serves the escrow. */
-  replicaStatusUrls: string[];
+  /** Base URLs of each replica (http://127.0.0.1:port), to wait until every one can route the model. */
+  replicaUrls: string[];
+  /** The user key the printed snippets use. */
+  userKey: string;
   say(line: string): void;
 }
 
@@ -50,15 +52,33 @@ async function admin(
   return { status: res.status, json };
 }
 
-async function servingCount(urls: string[]): Promise<number> {
+async function servingCount(replicaUrls: string[]): Promise<number> {
   let n = 0;
-  for (const url of urls) {
-    const body = (await fetch(url, { signal: AbortSignal.timeout(5_000) })
+  for (const url of replicaUrls) {
+    const body = (await fetch(`${url}/v1/status`, { signal: AbortSignal.timeout(5_000) })
       .then((r) => r.json())
       .catch(() => ({}))) as { runtimes?: { status: string }[] };
     n += (body.runtimes ?? []).filter((r) => r.status === 'serving').length;
   }
   return n;
+}
+
+/**
+ * Whether every replica lists the model for the user key: each keeps its own copy of the settings
+ * (access mode) and of the pool, refreshed on a short period, and the load balancer may send the
+ * next snippet to either.
+ */
+async function everyReplicaRoutes(o: DemoEscrowOptions): Promise<boolean> {
+  for (const url of o.replicaUrls) {
+    const body = (await fetch(`${url}/v1/models`, {
+      headers: { authorization: `Bearer ${o.userKey}` },
+      signal: AbortSignal.timeout(5_000),
+    })
+      .then((r) => r.json())
+      .catch(() => ({}))) as { data?: { id: string }[] };
+    if (!(body.data ?? []).some((m) => m.id === o.modelId)) return false;
+  }
+  return true;
 }
 
 interface EscrowRow {
@@ -113,7 +133,7 @@ export async function ensureDemoEscrow(o: DemoEscrowOptions): Promise<DemoEscrow
 
   // A replica claims the registered escrow on its next poll; wait so the printed curl works at once.
   const deadline = Date.now() + 60_000;
-  while ((await servingCount(o.replicaStatusUrls)) === 0) {
+  while ((await servingCount(o.replicaUrls)) === 0 || !(await everyReplicaRoutes(o))) {
     if (Date.now() > deadline) throw new Error(`no replica serves escrow ${escrow.escrowId} after 60 s`);
     await new Promise((r) => setTimeout(r, 250));
   }

@@ -200,7 +200,8 @@ try {
     creator: PrivateKey.fromHex(secrets.DEVSHARD_PRIVATE_KEY!).address,
     modelId,
     amount: escrowAmount,
-    replicaStatusUrls: replicas.map((r) => `http://127.0.0.1:${r.port}/v1/status`),
+    replicaUrls: replicas.map((r) => `http://127.0.0.1:${r.port}`),
+    userKey: secrets.DEVSHARD_API_KEYS!.split(',')[0]!.trim(),
     say,
   });
 } catch (err) {

@@ -121,7 +121,9 @@ describe('the README start command', () => {
         .split('\n')
         .filter((l) => l.startsWith('data: ') && l !== 'data: [DONE]')
         .map((l) => JSON.parse(l.slice(6)) as { choices: { delta?: { content?: string } }[] });
-      expect(deltas.map((d) => d.choices[0]?.delta?.content ?? '').join('').length).toBeGreaterThan(0);
+      expect(deltas.map((d) => d.choices[0]?.delta?.content ?? '').join('').length, streamed).toBeGreaterThan(
+        0,
+      );
       expect(streamed.trimEnd().endsWith('data: [DONE]')).toBe(true);
       const nodeSnippet = printedBlock(
         out,
