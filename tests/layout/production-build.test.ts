@@ -21,7 +21,11 @@ function productionSources(unit: string): string[] {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts'))
+      else if (
+        entry.name.endsWith('.ts') &&
+        !entry.name.endsWith('.test.ts') &&
+        !entry.name.endsWith('.d.ts')
+      )
         files.push(path);
     }
   };
@@ -29,7 +33,8 @@ function productionSources(unit: string): string[] {
   for (const entry of readdirSync(src, { withFileTypes: true })) {
     if (entry.isDirectory() && entry.name === 'testing') continue;
     if (entry.isDirectory()) walk(join(src, entry.name));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) files.push(join(src, entry.name));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
+      files.push(join(src, entry.name));
   }
   return files;
 }
@@ -87,7 +92,8 @@ describe('production build', () => {
       expect(config.extends, unit).toBe('./tsconfig.json');
       expect(config.exclude, unit).toEqual(['src/testing', 'src/**/*.test.ts']);
       // Production builds reference production builds only, so no test support comes in through them.
-      for (const ref of config.references as { path: string }[]) expect(ref.path, unit).toMatch(/\/tsconfig\.build\.json$/);
+      for (const ref of config.references as { path: string }[])
+        expect(ref.path, unit).toMatch(/\/tsconfig\.build\.json$/);
     }
     const root = readJson('tsconfig.build.json');
     expect(root.references.map((r: { path: string }) => r.path).sort()).toEqual(
