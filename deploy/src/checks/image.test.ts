@@ -1,14 +1,25 @@
 // deploy/Dockerfile without a Docker engine: its shape is checked (node:20-slim, multi-stage,
-// non-root, entrypoints), then its prod-deps and runtime stages are replayed on this host in a temp
-// dir — the same manifests, the same `pnpm install --prod` line (offline, from the local store), the
-// same native-binding check, the same dist folders copied from a tsc build — and both entrypoints
-// are started from that replay against real Postgres and Redis, answering their health routes.
+// non-root, entrypoints), then its build, prod-deps and runtime stages are replayed on this host in
+// temp dirs — the same manifests, the build stage's own lines on a build context filtered by
+// Dockerfile.dockerignore (installs offline, from the local store), the same `pnpm install --prod`
+// line, the same native-binding check, the same dist folders copied from that build, which must hold
+// no test support (issue 15) — and both entrypoints are started from that replay against real
+// Postgres and Redis, answering their health routes.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { dropTestDatabase, freePort } from '@gonka-gateway/shared/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clearRedisPrefix } from '../devnet-state.js';
@@ -26,6 +37,39 @@ const stages = [...dockerfile.matchAll(/^FROM (\S+) AS (\S+)$/gm)].map((m) => ({
 }));
 const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
 const entrypoint = readDeployFile('image/entrypoint.sh');
+
+/** One stage's instructions, from its FROM line to the next (comments and blank lines left out). */
+function stageLines(name: string): string[] {
+  const start = lines.findIndex((l) => l.startsWith('FROM ') && l.endsWith(` AS ${name}`));
+  const end = lines.findIndex((l, i) => i > start && l.startsWith('FROM '));
+  return lines.slice(start + 1, end === -1 ? undefined : end).filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+/** Dockerfile.dockerignore's patterns (a leading double star, `*` and plain paths) as expressions. */
+const contextIgnores = readDeployFile('Dockerfile.dockerignore')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l !== '' && !l.startsWith('#'))
+  .map((pattern) => {
+    const body = pattern
+      .split('**/')
+      .map((part) =>
+        part
+          .split('*')
+          .map((t) => t.replace(/[.+?^$()|[\]{}\\]/g, '\\$&'))
+          .join('[^/]*'),
+      )
+      .join('(?:.*/)?');
+    return new RegExp(`^${body}$`);
+  });
+/** Whether a repository path (relative to the root) is left out of the image's build context. */
+const outOfContext = (path: string) => contextIgnores.some((re) => re.test(path));
+
+/** Files under a folder, as paths relative to `root`. */
+const filesUnder = (root: string, dir: string) =>
+  readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+    .map((path) => join(dir, path))
+    .filter((path) => statSync(join(root, path)).isFile());
 
 /** Workspace packages (from pnpm-workspace.yaml's globs: apps/*, packages/*, tests, deploy). */
 const WORKSPACE = [
@@ -89,33 +133,90 @@ describe('deploy/Dockerfile', () => {
       expect(existsSync(join(REPO_ROOT, dir, 'src/main.ts')), dir).toBe(true);
       const tsconfig = JSON.parse(readFileSync(join(REPO_ROOT, dir, 'tsconfig.json'), 'utf8'));
       expect(tsconfig.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
+      const production = JSON.parse(readFileSync(join(REPO_ROOT, dir, 'tsconfig.build.json'), 'utf8'));
+      expect(production.extends, dir).toBe('./tsconfig.json');
     }
-    expect(dockerfile).toMatch(/^RUN pnpm exec tsc -b apps\/proxy apps\/controller apps\/cli$/m);
+  });
+
+  it("builds with the production build, from a context without the host's installs and build output", () => {
+    expect(stageLines('build')).toEqual([
+      'RUN pnpm install --frozen-lockfile',
+      'COPY tsconfig.base.json tsconfig.json tsconfig.build.json ./',
+      'COPY packages packages',
+      'COPY apps apps',
+      'RUN pnpm build:prod',
+    ]);
+    for (const path of [
+      'node_modules',
+      'apps/proxy/node_modules',
+      'packages/shared/dist',
+      'apps/proxy/dist',
+      '.git',
+    ])
+      expect(outOfContext(path), path).toBe(true);
+    for (const path of ['packages/shared/src/index.ts', 'packages/shared/migrations', 'tsconfig.build.json'])
+      expect(outOfContext(path), path).toBe(false);
   });
 
   it('replayed on this host: production dependencies only, the native binding loads, both entrypoints start and answer', async () => {
-    // Build stage: the compiled output (incremental; the repo's own dist folders).
-    execFileSync('pnpm', ['exec', 'tsc', '-b', 'apps/proxy', 'apps/controller', 'apps/cli'], {
-      cwd: REPO_ROOT,
-      stdio: 'pipe',
-    });
+    const build = mkdtempSync(join(tmpdir(), 'gw-image-build-'));
     const app = mkdtempSync(join(tmpdir(), 'gw-image-'));
+    /** A stage's RUN line in a replay folder; a pnpm install runs offline, from the local store. */
+    const runLine = (command: string, cwd: string) => {
+      const line = command.startsWith('pnpm install ') ? `${command} --offline` : command;
+      try {
+        execFileSync('sh', ['-c', line], { cwd, env: { ...process.env, CI: 'true' }, stdio: 'pipe' });
+      } catch (err) {
+        const { stdout, stderr } = err as { stdout?: Buffer; stderr?: Buffer };
+        throw new Error(`RUN ${line} failed:\n${stdout ?? ''}${stderr ?? ''}`);
+      }
+    };
     try {
-      // base: the manifests the Dockerfile copies.
-      for (const m of dockerfile.matchAll(/^COPY (\S+(?: \S+)*) (\S+\/|\.\/)$/gm)) {
-        const sources = m[1]!.split(' ');
-        if (sources[0]!.startsWith('--')) continue;
-        for (const source of sources) {
-          if (
-            !existsSync(join(REPO_ROOT, source)) ||
-            !source.match(/(package\.json|pnpm-lock\.yaml|pnpm-workspace\.yaml)$/)
-          )
-            continue;
-          const target = m[2] === './' ? join(app, source) : join(app, m[2]!, source.split('/').pop()!);
-          mkdirSync(dirname(target), { recursive: true });
-          cpSync(join(REPO_ROOT, source), target);
+      // base (under both build and prod-deps): the manifests the Dockerfile copies.
+      for (const root of [build, app]) {
+        for (const m of dockerfile.matchAll(/^COPY (\S+(?: \S+)*) (\S+\/|\.\/)$/gm)) {
+          const sources = m[1]!.split(' ');
+          if (sources[0]!.startsWith('--')) continue;
+          for (const source of sources) {
+            if (
+              !existsSync(join(REPO_ROOT, source)) ||
+              !source.match(/(package\.json|pnpm-lock\.yaml|pnpm-workspace\.yaml)$/)
+            )
+              continue;
+            const target = m[2] === './' ? join(root, source) : join(root, m[2]!, source.split('/').pop()!);
+            mkdirSync(dirname(target), { recursive: true });
+            cpSync(join(REPO_ROOT, source), target);
+          }
         }
       }
+      // build: the stage's own lines, in order, on the filtered build context.
+      for (const line of stageLines('build')) {
+        const run = /^RUN (.+)$/.exec(line)?.[1];
+        const copy = /^COPY ((?:\S+ )+)(\S+)$/.exec(line);
+        if (run !== undefined) runLine(run, build);
+        else if (copy !== null) {
+          const [sources, dest] = [copy[1]!.trim().split(' '), copy[2]!];
+          for (const source of sources) {
+            cpSync(
+              join(REPO_ROOT, source),
+              join(build, dest.endsWith('/') ? join(dest, basename(source)) : dest),
+              {
+                recursive: true,
+                filter: (path) => !outOfContext(relative(REPO_ROOT, path)),
+              },
+            );
+          }
+        } else throw new Error(`the build stage's replay does not know: ${line}`);
+      }
+      // The production build holds no test support or tests, in any package (the image copies some).
+      const built = ['packages', 'apps'].flatMap((top) =>
+        readdirSync(join(build, top)).flatMap((name) => filesUnder(build, `${top}/${name}/dist`)),
+      );
+      expect(built).toContain('apps/proxy/dist/main.js');
+      expect(built).toContain('packages/devshard/dist/session-face.js');
+      expect(built.filter((f) => /\/dist\/(.*\/)?testing\//.test(f) || /\.test\.(js|d\.ts)/.test(f))).toEqual(
+        [],
+      );
       // prod-deps: the Dockerfile's own install line, offline from the local store.
       const install = /^RUN (pnpm install --frozen-lockfile --prod .*)$/m.exec(dockerfile)![1]!;
       execFileSync('sh', ['-c', `${install} --offline`], {
@@ -135,8 +236,10 @@ describe('deploy/Dockerfile', () => {
       execFileSync('sh', ['-c', nativeCheck.replaceAll('/app/', `${app}/`)], { stdio: 'pipe' });
       // runtime: the build output the Dockerfile copies.
       for (const m of dockerfile.matchAll(/^COPY --from=build \/app\/(\S+) (\S+)$/gm)) {
-        cpSync(join(REPO_ROOT, m[1]!), join(app, m[2]!), { recursive: true });
+        cpSync(join(build, m[1]!), join(app, m[2]!), { recursive: true });
       }
+      const shipped = closure.flatMap((dir) => filesUnder(app, `${dir}/dist`));
+      expect(shipped.some((f) => f.includes('/testing/') || f.includes('.test.'))).toBe(false);
       const db = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
       db.pathname = `/${dbName}`;
       const [controllerPort, proxyPort] = [await freePort(), await freePort()];
@@ -197,6 +300,7 @@ describe('deploy/Dockerfile', () => {
       expect(usage.output()).toMatch(/usage: gateway proxy\|controller\|gwctl/);
     } finally {
       rmSync(app, { recursive: true, force: true });
+      rmSync(build, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 420_000);
 });
