@@ -51,6 +51,11 @@ export interface ControllerDeps {
    * DEVSHARD_ESCROW_ID (spec §2.10). Restarts pass false.
    */
   firstStart?: boolean;
+  /**
+   * How long POST /v1/admin/escrows waits for its create job before answering 202 (default: the
+   * poll timeout + 15 s, so a create that ends in time answers as it always did).
+   */
+  createWaitMs?: number;
   /** Run the BullMQ workers and schedules here (default true); queues exist either way. */
   jobs?: boolean;
 }
