@@ -270,6 +270,8 @@ describe('admin devshards and settings', () => {
     });
     expect(res.body).not.toContain('127.0.0.1');
     expect((await call('GET', '/v1/admin/settings')).json()).toEqual(before);
+    // Its create worker must not take the other tests' create jobs.
+    await darkApp.close();
   });
 
   it('registers DEVSHARDS_JSON escrows on the first start only, skipping an entry it cannot register', async () => {
