@@ -369,14 +369,21 @@ describe('POST /v1/admin/escrows', () => {
       key_source: { env: 'CREATOR_KEY' },
     });
 
-    it('two concurrent POSTs with one Idempotency-Key enqueue one job, id from the key', async () => {
+    it('concurrent POSTs with one Idempotency-Key, to one controller and to two, enqueue one job, id from the key', async () => {
+      const second = await h.build();
       const before = await jobCount();
       const lastId = h.devnet.chain.lastEscrowId();
       const headers = adminHeaders({ 'idempotency-key': 'double-click' });
-      const [a, b] = await Promise.all([post(body(), headers), post(body(), headers)]);
-      expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
+      const [a, b, c] = await Promise.all([
+        post(body(), headers),
+        post(body(), headers),
+        second.inject({ method: 'POST', url: '/v1/admin/escrows', headers, payload: body() }),
+      ]);
+      expect([a.statusCode, b.statusCode, c.statusCode]).toEqual([200, 200, 200]);
       expect(b.json()).toEqual(a.json());
+      expect(c.json()).toEqual(a.json());
       expect(await jobCount()).toBe(before + 1);
+      await second.close();
       const job = await queue.getJob(`create-escrow-${sha256('double-click')}`);
       expect(await job!.getState()).toBe('completed');
       expect(job!.attemptsMade).toBe(1);
