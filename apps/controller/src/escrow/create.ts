@@ -135,7 +135,8 @@ export const fingerprintOf = (req: CreateEscrowRequest): RequestFingerprint => (
   creator: req.key.address,
 });
 
-const conflict = () =>
+/** A different request under a used Idempotency-Key (committed, or waiting in the create queue). */
+export const idempotencyConflict = (): GatewayError =>
   new GatewayError(
     'conflict',
     'this Idempotency-Key was already used for a different escrow request (amount, model_id, chain_id, register or key differ)',
@@ -151,14 +152,14 @@ const conflict = () =>
 export async function precheckCreate(
   ctx: ControllerContext,
   req: CreateEscrowRequest,
-): Promise<{ stored?: CreateEscrowResponse; txHash?: string }> {
+): Promise<{ stored?: CreateEscrowResponse }> {
   const businessKey = businessKeyOfRequest(req);
   const live = await liveCommitment(ctx.sql, businessKey);
   if (live) {
     if (!sameRequest((live.result?.request ?? null) as RequestFingerprint | null, fingerprintOf(req)))
-      throw conflict();
+      throw idempotencyConflict();
     const stored = live.result?.response as CreateEscrowResponse | undefined;
-    return live.status === 'included' && stored ? { stored, txHash: live.txHash } : { txHash: live.txHash };
+    return live.status === 'included' && stored ? { stored } : {};
   }
   // A candidate tx is signed only to learn its fee; it is neither stored nor sent (an unordered tx
   // uses no account sequence).
@@ -181,7 +182,7 @@ export async function createEscrow(
     const live = await liveCommitment(ctx.sql, businessKey);
     if (live) {
       if (!sameRequest((live.result?.request ?? null) as RequestFingerprint | null, fingerprint))
-        throw conflict();
+        throw idempotencyConflict();
       const resumed = await resume(ctx, live, req);
       if (resumed) return resumed;
     }

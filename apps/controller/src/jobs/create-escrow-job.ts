@@ -13,6 +13,7 @@ import {
   type CreateEscrowResponse,
   createEscrow,
   FinalCreateError,
+  idempotencyConflict,
   loadKeySource,
   type RequestFingerprint,
   type StoredKeySource,
@@ -93,11 +94,7 @@ export async function enqueueCreate(
   const job = await queue.getJob(jobId);
   if (!job) throw new GatewayError('internal_error', `create job ${jobId} vanished before it ran`);
   if (!sameRequest(job.data.request, data.request)) {
-    throw new GatewayError(
-      'conflict',
-      'this Idempotency-Key was already used for a different escrow request (amount, model_id, chain_id, register or key differ)',
-      { param: 'Idempotency-Key' },
-    );
+    throw idempotencyConflict();
   }
   try {
     return { done: (await job.waitUntilFinished(events, waitMs)) as CreateEscrowResponse };
