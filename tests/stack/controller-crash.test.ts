@@ -1,9 +1,10 @@
 // Crash tests of the controller as a real OS process (issue 12 "Crash tests"; architecture §3: a tx
 // hash recorded before broadcast is reconciled against the chain before anything is retried). A tap
 // in front of the devnet's chain REST sees every broadcast; the controller is SIGKILLed by pid the
-// moment the chain has taken its tx — after broadcasting a create, and in the middle of a settle —
+// moment the chain has taken its tx — in the middle of a create job, and in the middle of a settle —
 // and a tx whose answer is cut while the tx index stays dark ends `unknown`. After each, the chain
 // holds exactly one escrow per request and one settlement, and the money adds up to the ngonka.
+import { createHash } from 'node:crypto';
 import { queryEscrow } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import OpenAI from 'openai';
@@ -55,7 +56,7 @@ describe('controller killed mid-flight (real processes, SIGKILL by pid)', () => 
     process.kill(s.controller.child.pid!, 'SIGKILL');
   };
 
-  it('killed after broadcasting a create and before recording the result: exactly one escrow, registered after restart', async () => {
+  it('killed after its create job broadcast and before recording the result: the restarted worker finishes the job, exactly one escrow', async () => {
     const lastId = s.devnet.chain.lastEscrowId();
     const cut = tap.cutNextBroadcast(killController);
     const answer = controller('POST', '/v1/admin/escrows', createBody(), {
@@ -74,6 +75,19 @@ describe('controller killed mid-flight (real processes, SIGKILL by pid)', () => 
     await s.startController();
     // The restarted controller reconciles the hash and registers the escrow without any retry.
     await expect.poll(registered, { timeout: 60_000, interval: 250 }).toEqual([Number(lastId + 1n)]);
+    // The create job the dead controller was running is stalled; the restarted controller's worker
+    // takes it up again (job id = create-escrow- + SHA-256 of the Idempotency-Key) and completes it
+    // with the same tx, resumed from its commitment — nothing is signed or sent again.
+    const jobId = `create-escrow-${createHash('sha256').update('crash-create').digest('hex')}`;
+    const job = () => controller('GET', `/v1/admin/escrows/jobs/${jobId}`);
+    await expect
+      .poll(async () => (await job()).json?.state, { timeout: 90_000, interval: 500 })
+      .toBe('completed');
+    expect((await job()).json).toMatchObject({
+      tx_hash: broadcast.txHash,
+      result: { escrow_id: Number(lastId + 1n), tx_hash: broadcast.txHash, registered: true },
+      error: null,
+    });
     const retried = await controller('POST', '/v1/admin/escrows', createBody(), {
       'idempotency-key': 'crash-create',
     });
@@ -91,7 +105,7 @@ describe('controller killed mid-flight (real processes, SIGKILL by pid)', () => 
     expect(s.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
     expect(tap.broadcasts.filter((b) => b.txHash === broadcast.txHash)).toHaveLength(1);
     expect(tap.broadcasts).toHaveLength(1);
-  }, 180_000);
+  }, 240_000);
 
   it('killed mid-settle (settle tx broadcast, result not recorded): settles exactly once, money to the ngonka', async () => {
     // Some billed work first, through the proxy with the official client.

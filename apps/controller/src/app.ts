@@ -51,9 +51,17 @@ export interface ControllerDeps {
    * DEVSHARD_ESCROW_ID (spec §2.10). Restarts pass false.
    */
   firstStart?: boolean;
+  /**
+   * How long POST /v1/admin/escrows waits for its create job before answering 202 (default: the
+   * poll timeout + 15 s, so a create that ends in time answers as it always did).
+   */
+  createWaitMs?: number;
   /** Run the BullMQ workers and schedules here (default true); queues exist either way. */
   jobs?: boolean;
 }
+
+/** How the controller polls a broadcast tx until it is included (or its outcome is unknown). */
+const DEFAULT_POLL = { intervalMs: 2_000, timeoutMs: 45_000 };
 
 /** The control-plane app (architecture.md §1): admin API and job workers hang off this. */
 export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyInstance> {
@@ -81,7 +89,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     encryptionKey: deps.config.encryptionKey,
     gasLimit: deps.config.chain.gasLimit,
     logger: app.log as unknown as Logger,
-    poll: deps.poll ?? { intervalMs: 2_000, timeoutMs: 45_000 },
+    poll: deps.poll ?? DEFAULT_POLL,
     ...(deps.nowNs ? { nowNs: deps.nowNs } : {}),
     ...(deps.sessionClock ? { sessionClock: deps.sessionClock } : {}),
     storageDir: deps.config.storageDir,
@@ -109,7 +117,11 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
   await app.register(emptyIdFinalizeRoute);
   await app.register(async (admin) => {
     await adminAuth(admin, { adminKeyHash: deps.config.adminKeyHash, sql: ctx.sql });
-    await admin.register(escrowsRoutes, { ctx });
+    await admin.register(escrowsRoutes, {
+      ctx,
+      jobs,
+      waitMs: deps.createWaitMs ?? (deps.poll ?? DEFAULT_POLL).timeoutMs + 15_000,
+    });
     await admin.register(devshardsRoutes, { ctx, jobs });
     await admin.register(settingsRoutes, {
       ctx,

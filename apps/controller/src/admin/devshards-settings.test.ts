@@ -1,4 +1,5 @@
 // /v1/admin/devshards and /v1/admin/settings against the devnet chain, real Postgres and Redis.
+import { createChainClient } from '@gonka-gateway/chain';
 import { GNK, MINIMAX_MODEL, QWEN_MODEL } from '@gonka-gateway/devnet';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -245,6 +246,32 @@ describe('admin devshards and settings', () => {
     while (!published.includes('fence')) await new Promise((r) => setTimeout(r, 10));
     expect(published).toEqual([String(revision + 1n), String(revision + 2n), 'fence']);
     await sub.quit();
+  });
+
+  it('settings: a node that cannot answer the model check is 502 chain_error, and nothing changes', async () => {
+    // Nothing listens on port 9 of this host: every chain read fails as a transient node error.
+    const dark = createChainClient({ chainRest: 'http://127.0.0.1:9', publicApi: 'http://127.0.0.1:9' });
+    const darkApp = await h.build({ chain: dark });
+    const before = (await call('GET', '/v1/admin/settings')).json();
+    const res = await darkApp.inject({
+      method: 'POST',
+      url: '/v1/admin/settings',
+      headers: adminHeaders(),
+      payload: { model_limits: [{ model_id: QWEN_MODEL, access_mode: 'admin_only' }] },
+    });
+    expect(res.statusCode, res.body).toBe(502);
+    expect(res.json()).toEqual({
+      error: {
+        message: expect.stringMatching(/nothing was changed/),
+        type: 'api_error',
+        param: null,
+        code: 'chain_error',
+      },
+    });
+    expect(res.body).not.toContain('127.0.0.1');
+    expect((await call('GET', '/v1/admin/settings')).json()).toEqual(before);
+    // Its create worker must not take the other tests' create jobs.
+    await darkApp.close();
   });
 
   it('registers DEVSHARDS_JSON escrows on the first start only, skipping an entry it cannot register', async () => {

@@ -1,16 +1,22 @@
 // POST /v1/admin/escrows against the devnet chain, real Postgres and Redis, over Fastify inject.
+
+import { createHash, randomUUID } from 'node:crypto';
 import {
   broadcastAndWait,
   createChainClient,
   findEscrowCreatedEvents,
   queryEscrow,
+  queryInferenceParams,
 } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
-import { GatewayError, openSecret } from '@gonka-gateway/shared';
+import { GatewayError, openSecret, redisKeys } from '@gonka-gateway/shared';
+import { type Job, Queue, UnrecoverableError } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordCommitment } from '../chain/commitments.js';
 import { createBusinessKey, createEscrow } from '../escrow/create.js';
+import { type CreateEscrowJobData, decodeJobError, runCreateEscrowJob } from '../jobs/create-escrow-job.js';
+import { QUEUE_NAMES } from '../jobs/queues.js';
 import { reconcileOpenCommitments } from '../jobs/reconcile-commitments.js';
 import {
   adminHeaders,
@@ -335,5 +341,139 @@ describe('POST /v1/admin/escrows', () => {
       { tx_hash: lost.txHash, status: 'expired' },
       { tx_hash: landed.txHash, status: 'included' },
     ]);
+  });
+
+  describe('the create-escrow job', () => {
+    let queue: Queue;
+    beforeAll(() => {
+      queue = new Queue(QUEUE_NAMES.createEscrow, {
+        connection: h.redis.redis.duplicate(),
+        prefix: redisKeys(h.redis.prefix).bullPrefix,
+      });
+    });
+    afterAll(async () => {
+      await queue?.close();
+    });
+    const jobCount = async () => Object.values(await queue.getJobCounts()).reduce((a, b) => a + b, 0);
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    const jobOf = (data: CreateEscrowJobData) => ({ data }) as Job<CreateEscrowJobData>;
+    const jobData = (requestKey: string, amount: bigint): CreateEscrowJobData => ({
+      request_key: requestKey,
+      request: {
+        amount: amount.toString(),
+        model_id: QWEN_MODEL,
+        chain_id: h.chainId,
+        register: false,
+        creator: creator(),
+      },
+      key_source: { env: 'CREATOR_KEY' },
+    });
+
+    it('concurrent POSTs with one Idempotency-Key, to one controller and to two, enqueue one job, id from the key', async () => {
+      const second = await h.build();
+      const before = await jobCount();
+      const lastId = h.devnet.chain.lastEscrowId();
+      const headers = adminHeaders({ 'idempotency-key': 'double-click' });
+      const [a, b, c] = await Promise.all([
+        post(body(), headers),
+        post(body(), headers),
+        second.inject({ method: 'POST', url: '/v1/admin/escrows', headers, payload: body() }),
+      ]);
+      expect([a.statusCode, b.statusCode, c.statusCode]).toEqual([200, 200, 200]);
+      expect(b.json()).toEqual(a.json());
+      expect(c.json()).toEqual(a.json());
+      expect(await jobCount()).toBe(before + 1);
+      await second.close();
+      const job = await queue.getJob(`create-escrow-${sha256('double-click')}`);
+      expect(await job!.getState()).toBe('completed');
+      expect(job!.attemptsMade).toBe(1);
+      expect(job!.returnvalue).toEqual(a.json());
+      expect(JSON.stringify(job!.data)).not.toContain(h.env.CREATOR_KEY!);
+      expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
+    });
+
+    it('when the wait runs out: 202 with the job id and tx hash, and GET follows the job to the escrow', async () => {
+      const impatient = await h.build({ createWaitMs: 1 });
+      const lastId = h.devnet.chain.lastEscrowId();
+      const res = await impatient.inject({
+        method: 'POST',
+        url: '/v1/admin/escrows',
+        headers: adminHeaders({ 'idempotency-key': 'impatient' }),
+        payload: body(),
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      expect(res.json()).toMatchObject({
+        job_id: `create-escrow-${sha256('impatient')}`,
+        state: expect.any(String),
+      });
+      const follow = () =>
+        app.inject({
+          method: 'GET',
+          url: `/v1/admin/escrows/jobs/${res.json().job_id}`,
+          headers: adminHeaders(),
+        });
+      await expect.poll(async () => (await follow()).json().state, { timeout: 30_000 }).toBe('completed');
+      const done = (await follow()).json();
+      expect(done).toMatchObject({
+        job_id: res.json().job_id,
+        result: { escrow_id: Number(lastId + 1n), registered: true },
+        error: null,
+      });
+      expect(done.tx_hash).toBe(done.result.tx_hash);
+      if (res.json().tx_hash !== null) expect(res.json().tx_hash).toBe(done.tx_hash);
+      // The same key afterwards answers the stored result; nothing else was created.
+      const again = await post(body(), adminHeaders({ 'idempotency-key': 'impatient' }));
+      expect(again.json()).toEqual(done.result);
+      expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
+      const missing = await follow().then(() =>
+        app.inject({
+          method: 'GET',
+          url: '/v1/admin/escrows/jobs/create-escrow-nope',
+          headers: adminHeaders(),
+        }),
+      );
+      expect(missing.statusCode).toBe(404);
+      expect(missing.json().error.param).toBe('job_id');
+      await impatient.close();
+    });
+
+    it('another attempt of a job without an Idempotency-Key resumes its committed tx, never signs anew', async () => {
+      // What a first attempt that died after broadcasting leaves: the commitment under the
+      // request's key, and a tx the chain included.
+      const ctx = h.context();
+      const requestKey = `request-${randomUUID()}`;
+      const signer = await ctx.signerFor(h.account('creator-0').key, h.chainId);
+      const tx = signer.prepareCreateEscrow(
+        { amount: 5n * GNK, modelId: QWEN_MODEL },
+        (await queryInferenceParams(h.chain)).fee,
+      );
+      const data = jobData(requestKey, 5n * GNK);
+      await recordCommitment(h.sql, {
+        kind: 'create_escrow',
+        businessKey: `create_escrow:request:${requestKey.slice('request-'.length)}`,
+        tx,
+        result: { request: data.request, key_source: data.key_source },
+      });
+      await broadcastAndWait(h.chain, tx, { intervalMs: 20, timeoutMs: 20_000 });
+      const lastId = h.devnet.chain.lastEscrowId();
+      const retried = await runCreateEscrowJob(ctx, jobOf(data));
+      expect(retried).toMatchObject({ escrow_id: Number(lastId), tx_hash: tx.txHash, registered: false });
+      expect(h.devnet.chain.lastEscrowId()).toBe(lastId);
+    });
+
+    it('a money rule broken when the job runs (amount above the live max_amount) ends it unrecoverably, naming the field', async () => {
+      const lastId = h.devnet.chain.lastEscrowId();
+      const broke = jobData(`request-${randomUUID()}`, 1_000n * GNK);
+      const err = await runCreateEscrowJob(h.context(), jobOf(broke)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UnrecoverableError);
+      const decoded = decodeJobError((err as Error).message);
+      expect(decoded.status).toBe(400);
+      expect(decoded.param).toBe('amount');
+      expect(decoded.message).toMatch(/max_amount/);
+      expect(h.devnet.chain.lastEscrowId()).toBe(lastId);
+      expect(
+        await h.sql`select 1 from chain_tx_commitments where result->'request'->>'amount' = ${broke.request.amount}`,
+      ).toHaveLength(0);
+    });
   });
 });

@@ -1,9 +1,21 @@
 // POST /v1/admin/escrows (spec §4): create an escrow on chain and, with register=true, register it
-// so the proxies claim it. The work and its guarantees are in escrow/create.ts.
+// so the proxies claim it. The pre-checks run here, so bad input answers 4xx at once and changes
+// nothing; the create itself is the `create-escrow` job (jobs/create-escrow-job.ts, guarantees in
+// escrow/create.ts), whose answer the request waits for. When the wait runs out the answer is 202
+// with the job id and the tx hash; GET /v1/admin/escrows/jobs/{job_id} follows the job.
+import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import type { ControllerContext } from '../controller-context.js';
-import { createEscrow } from '../escrow/create.js';
+import {
+  createRequestKey,
+  createTxHash,
+  fingerprintOf,
+  precheckCreate,
+  storeKeySource,
+} from '../escrow/create.js';
 import { resolveCreatorKey } from '../escrow/creator-key.js';
+import { decodeJobError } from '../jobs/create-escrow-job.js';
+import type { ControllerJobs } from '../jobs/workers.js';
 import { envNameSchema, errorResponses, toUint, uintSchema } from './schemas.js';
 
 interface CreateBody {
@@ -14,6 +26,17 @@ interface CreateBody {
   private_key?: string;
   private_key_env?: string;
 }
+
+const createdSchema = {
+  type: 'object',
+  required: ['escrow_id', 'tx_hash', 'creator', 'registered'],
+  properties: {
+    escrow_id: { type: 'integer' },
+    tx_hash: { type: 'string' },
+    creator: { type: 'string' },
+    registered: { type: 'boolean' },
+  },
+} as const;
 
 const createSchema = {
   headers: {
@@ -37,14 +60,49 @@ const createSchema = {
     },
   },
   response: {
+    200: createdSchema,
+    202: {
+      type: 'object',
+      description: 'The create job is still running: follow it with GET /v1/admin/escrows/jobs/{job_id}.',
+      required: ['job_id', 'state', 'tx_hash'],
+      properties: {
+        job_id: { type: 'string' },
+        state: { type: 'string' },
+        tx_hash: { type: ['string', 'null'], description: 'The committed create tx, once it is signed.' },
+      },
+    },
+    ...errorResponses,
+  },
+} as const;
+
+const jobSchema = {
+  params: {
+    type: 'object',
+    required: ['job_id'],
+    properties: { job_id: { type: 'string', minLength: 1, maxLength: 200 } },
+  },
+  response: {
     200: {
       type: 'object',
-      required: ['escrow_id', 'tx_hash', 'creator', 'registered'],
+      required: ['job_id', 'state', 'tx_hash', 'result', 'error'],
       properties: {
-        escrow_id: { type: 'integer' },
-        tx_hash: { type: 'string' },
-        creator: { type: 'string' },
-        registered: { type: 'boolean' },
+        job_id: { type: 'string' },
+        state: { type: 'string', description: 'BullMQ state: waiting, active, delayed, completed, failed.' },
+        tx_hash: { type: ['string', 'null'] },
+        result: { anyOf: [createdSchema, { type: 'null' }] },
+        error: {
+          anyOf: [
+            {
+              type: 'object',
+              properties: {
+                code: { type: 'string' },
+                message: { type: 'string' },
+                param: { type: ['string', 'null'] },
+              },
+            },
+            { type: 'null' },
+          ],
+        },
       },
     },
     ...errorResponses,
@@ -53,26 +111,65 @@ const createSchema = {
 
 export async function escrowsRoutes(
   app: FastifyInstance,
-  options: { ctx: ControllerContext },
+  options: { ctx: ControllerContext; jobs: ControllerJobs; waitMs: number },
 ): Promise<void> {
-  const { ctx } = options;
+  const { ctx, jobs } = options;
   app.post<{ Body: CreateBody; Headers: { 'idempotency-key'?: string } }>(
     '/v1/admin/escrows',
     { schema: createSchema },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body;
       const amount = toUint(body.amount, 'amount');
       const { key, source } = resolveCreatorKey(ctx, body);
-      const idempotencyKey = request.headers['idempotency-key'];
-      return createEscrow(ctx, {
+      const requestKey = createRequestKey(request.headers['idempotency-key']);
+      const req = {
         amount,
         modelId: body.model_id,
         chainId: body.chain_id,
         register: body.register ?? false,
         key,
         keySource: source,
-        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+        requestKey,
+      };
+      const checked = await precheckCreate(ctx, req);
+      if (checked.stored) return checked.stored;
+      const answer = await jobs.runCreate(
+        { request_key: requestKey, request: fingerprintOf(req), key_source: storeKeySource(source) },
+        options.waitMs,
+      );
+      if ('done' in answer) return answer.done;
+      return reply.code(202).send({
+        job_id: answer.pending.jobId,
+        state: answer.pending.state,
+        tx_hash: await createTxHash(ctx, requestKey),
       });
+    },
+  );
+
+  app.get<{ Params: { job_id: string } }>(
+    '/v1/admin/escrows/jobs/:job_id',
+    { schema: jobSchema },
+    async (request) => {
+      const jobId = request.params.job_id;
+      const job = await jobs.createEscrow.getJob(jobId);
+      if (!job) {
+        throw new GatewayError(
+          'not_found',
+          `no create job ${jobId} (unknown, or removed a day after it ended)`,
+          {
+            param: 'job_id',
+          },
+        );
+      }
+      const state = await job.getState();
+      const failed = state === 'failed' ? decodeJobError(job.failedReason) : undefined;
+      return {
+        job_id: jobId,
+        state,
+        tx_hash: await createTxHash(ctx, job.data.request_key),
+        result: state === 'completed' ? job.returnvalue : null,
+        error: failed ? { code: failed.code, message: failed.message, param: failed.param } : null,
+      };
     },
   );
 }

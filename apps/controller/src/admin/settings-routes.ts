@@ -7,6 +7,7 @@
 import { queryGovernanceModels } from '@gonka-gateway/chain';
 import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import { readFromNode } from '../chain/node-read.js';
 import type { ControllerContext } from '../controller-context.js';
 import { envNameSchema, errorResponses, toUint, uintSchema } from './schemas.js';
 
@@ -213,7 +214,8 @@ async function validate(ctx: ControllerContext, next: Settings, patch: SettingsP
     ]),
   ];
   if (named.length > 0) {
-    const models = new Set((await queryGovernanceModels(ctx.chain)).map((m) => m.id));
+    const governance = await readFromNode('the governance models', () => queryGovernanceModels(ctx.chain));
+    const models = new Set(governance.map((m) => m.id));
     for (const [id, param] of named) {
       if (!models.has(id))
         throw new GatewayError('invalid_request', `model ${id} is not a governance model on this chain`, {

@@ -1,16 +1,18 @@
-// POST /v1/admin/escrows (spec §3.1 row 1, §4; issue 12 "create escrow"). Everything that can be
+// Creating an escrow (spec §3.1 row 1, §4; issue 12 "create escrow"). Everything that can be
 // checked before signing is checked, and the answer names the field: chain id, model known to
 // governance, creator on `allowed_creator_addresses` (spec §1.8: only governance adds it),
 // min_amount ≤ amount ≤ max_amount, spendable ≥ amount + fee (keeper rule 7). Then the signed tx's
-// hash and bytes are committed (chain_tx_commitments) before broadcast. Requests with the same
-// Idempotency-Key run one at a time (advisory lock) and a retry resumes the first attempt's
-// commitment: included → the first answer; unknown → the chain is asked about that hash, and only
-// the same bytes are ever re-sent — so one key never creates a second escrow.
+// hash and bytes are committed (chain_tx_commitments) before broadcast. Creates with the same
+// business key (one Idempotency-Key, one rotation slot) run one at a time (advisory lock) and a
+// retry resumes the first attempt's commitment: included → the first answer; unknown → the chain is
+// asked about that hash, and only the same bytes are ever re-sent — so one key never creates a
+// second escrow. The admin route runs this in the `create-escrow` job (jobs/create-escrow-job.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import {
   broadcastAndWait,
   findEscrowCreatedEvents,
   lookupTx,
+  type PreparedTx,
   type PrivateKey,
   queryChainId,
   queryGovernanceModels,
@@ -30,6 +32,7 @@ import {
   recordOutcome,
   withBusinessLock,
 } from '../chain/commitments.js';
+import { readFromNode } from '../chain/node-read.js';
 import type { ControllerContext } from '../controller-context.js';
 import { type KeySource, registerEscrow } from './register.js';
 
@@ -41,7 +44,20 @@ export interface CreateEscrowRequest {
   key: PrivateKey;
   keySource: KeySource;
   idempotencyKey?: string;
+  /**
+   * The create's request key (createRequestKey) when the caller fixed it: the admin route does, so
+   * every attempt of its job resumes one commitment even without an Idempotency-Key (a fresh id per
+   * attempt would sign a new tx on each retry).
+   */
+  requestKey?: string;
 }
+
+/**
+ * An answer that another attempt of the same create would only repeat — the chain refused the tx,
+ * or its outcome is unknown (then the reconcile pass and a retry with the key ask the chain by
+ * hash; nothing is re-sent blindly). The create job ends on it without retrying.
+ */
+export class FinalCreateError extends GatewayError {}
 
 export interface CreateEscrowResponse {
   /** Spec §2.1: an integer. Escrow ids are a chain counter, far below 2^53. */
@@ -52,7 +68,7 @@ export interface CreateEscrowResponse {
 }
 
 /** What identifies a request for its Idempotency-Key: a different request under one key is refused. */
-interface RequestFingerprint {
+export interface RequestFingerprint {
   amount: string;
   model_id: string;
   chain_id: string;
@@ -61,12 +77,12 @@ interface RequestFingerprint {
 }
 
 /** How the key source of a create is kept in its commitment, so a reconciliation can register it. */
-type StoredKeySource = { env: string } | { sealed: string };
+export type StoredKeySource = { env: string } | { sealed: string };
 
-const storeKeySource = (source: KeySource): StoredKeySource =>
+export const storeKeySource = (source: KeySource): StoredKeySource =>
   'env' in source ? { env: source.env } : { sealed: Buffer.from(source.sealed).toString('base64') };
 
-const loadKeySource = (stored: StoredKeySource): KeySource =>
+export const loadKeySource = (stored: StoredKeySource): KeySource =>
   'env' in stored ? { env: stored.env } : { sealed: new Uint8Array(Buffer.from(stored.sealed, 'base64')) };
 
 /** What registering an included create needs: from the request, or from its commitment after a crash. */
@@ -85,39 +101,88 @@ const targetOf = (req: CreateEscrowRequest): RegisterTarget => ({
 });
 
 /** Field by field: the stored copy is jsonb, whose key order is not the insertion order. */
-function sameRequest(stored: RequestFingerprint | null, now: RequestFingerprint): boolean {
+export function sameRequest(stored: RequestFingerprint | null, now: RequestFingerprint): boolean {
   if (!stored) return false;
   return (Object.keys(now) as (keyof RequestFingerprint)[]).every((k) => stored[k] === now[k]);
 }
 
+/**
+ * What names one create in its commitment and its job: the SHA-256 hex of its Idempotency-Key (the
+ * key itself is stored nowhere), or `request-<uuid>` for a request without one.
+ */
+export function createRequestKey(idempotencyKey: string | undefined): string {
+  if (idempotencyKey === undefined) return `request-${randomUUID()}`;
+  return createHash('sha256').update(idempotencyKey).digest('hex');
+}
+
+const businessKeyOf = (requestKey: string): string =>
+  requestKey.startsWith('request-')
+    ? `create_escrow:request:${requestKey.slice('request-'.length)}`
+    : `create_escrow:idempotency:${requestKey}`;
+
 export function createBusinessKey(idempotencyKey: string | undefined): string {
-  if (idempotencyKey === undefined) return `create_escrow:request:${randomUUID()}`;
-  return `create_escrow:idempotency:${createHash('sha256').update(idempotencyKey).digest('hex')}`;
+  return businessKeyOf(createRequestKey(idempotencyKey));
+}
+
+const businessKeyOfRequest = (req: CreateEscrowRequest): string =>
+  businessKeyOf(req.requestKey ?? createRequestKey(req.idempotencyKey));
+
+export const fingerprintOf = (req: CreateEscrowRequest): RequestFingerprint => ({
+  amount: req.amount.toString(),
+  model_id: req.modelId,
+  chain_id: req.chainId,
+  register: req.register,
+  creator: req.key.address,
+});
+
+/** A different request under a used Idempotency-Key (committed, or waiting in the create queue). */
+export const idempotencyConflict = (): GatewayError =>
+  new GatewayError(
+    'conflict',
+    'this Idempotency-Key was already used for a different escrow request (amount, model_id, chain_id, register or key differ)',
+    { param: 'Idempotency-Key' },
+  );
+
+/**
+ * What the admin route decides before it enqueues (bad input answers 4xx at once, nothing changes):
+ * a key whose create is already included answers its stored result; a key with a live commitment
+ * is resumed by the job as it stands (its money was checked when it was signed); a new create runs
+ * every pre-check now — the job runs them again before it signs.
+ */
+export async function precheckCreate(
+  ctx: ControllerContext,
+  req: CreateEscrowRequest,
+): Promise<{ stored?: CreateEscrowResponse }> {
+  const businessKey = businessKeyOfRequest(req);
+  const live = await liveCommitment(ctx.sql, businessKey);
+  if (live) {
+    if (!sameRequest((live.result?.request ?? null) as RequestFingerprint | null, fingerprintOf(req)))
+      throw idempotencyConflict();
+    const stored = live.result?.response as CreateEscrowResponse | undefined;
+    return live.status === 'included' && stored ? { stored } : {};
+  }
+  // A candidate tx is signed only to learn its fee; it is neither stored nor sent (an unordered tx
+  // uses no account sequence).
+  await readFromNode('the chain parameters for the create pre-checks', () => checkAndPrepare(ctx, req));
+  return {};
+}
+
+/** The live commitment's hash of a create (the 202 answer names it), if one is recorded yet. */
+export async function createTxHash(ctx: ControllerContext, requestKey: string): Promise<string | null> {
+  return (await liveCommitment(ctx.sql, businessKeyOf(requestKey)))?.txHash ?? null;
 }
 
 export async function createEscrow(
   ctx: ControllerContext,
   req: CreateEscrowRequest,
 ): Promise<CreateEscrowResponse> {
-  const businessKey = createBusinessKey(req.idempotencyKey);
-  const fingerprint: RequestFingerprint = {
-    amount: req.amount.toString(),
-    model_id: req.modelId,
-    chain_id: req.chainId,
-    register: req.register,
-    creator: req.key.address,
-  };
+  const businessKey = businessKeyOfRequest(req);
+  const fingerprint = fingerprintOf(req);
   return withBusinessLock(ctx.sql, businessKey, async () => {
     const live = await liveCommitment(ctx.sql, businessKey);
     if (live) {
-      const first = (live.result?.request ?? null) as RequestFingerprint | null;
-      if (!sameRequest(first, fingerprint)) {
-        throw new GatewayError(
-          'conflict',
-          'this Idempotency-Key was already used for a different escrow request (amount, model_id, chain_id, register or key differ)',
-          { param: 'Idempotency-Key' },
-        );
-      }
+      if (!sameRequest((live.result?.request ?? null) as RequestFingerprint | null, fingerprint))
+        throw idempotencyConflict();
       const resumed = await resume(ctx, live, req);
       if (resumed) return resumed;
     }
@@ -172,6 +237,20 @@ async function createNew(
   businessKey: string,
   fingerprint: RequestFingerprint,
 ): Promise<CreateEscrowResponse> {
+  const tx = await checkAndPrepare(ctx, req);
+  await recordCommitment(ctx.sql, {
+    kind: 'create_escrow',
+    businessKey,
+    tx,
+    // The key source (an env name, or the key sealed under GATEWAY_ENCRYPTION_KEY) is kept so the
+    // reconcile pass can register an included create whose request never came back (a crash).
+    result: { request: fingerprint, key_source: storeKeySource(req.keySource) },
+  });
+  return send(ctx, req, tx.txHash, tx.txBytes, tx.timeoutTimestampNs);
+}
+
+/** The pre-checks, each naming its field, and the signed tx they were checked for. */
+async function checkAndPrepare(ctx: ControllerContext, req: CreateEscrowRequest): Promise<PreparedTx> {
   const [chainId, params, models] = await Promise.all([
     queryChainId(ctx.chain),
     queryInferenceParams(ctx.chain),
@@ -236,15 +315,7 @@ async function createNew(
       { param: 'amount' },
     );
   }
-  await recordCommitment(ctx.sql, {
-    kind: 'create_escrow',
-    businessKey,
-    tx,
-    // The key source (an env name, or the key sealed under GATEWAY_ENCRYPTION_KEY) is kept so the
-    // reconcile pass can register an included create whose request never came back (a crash).
-    result: { request: fingerprint, key_source: storeKeySource(req.keySource) },
-  });
-  return send(ctx, req, tx.txHash, tx.txBytes, tx.timeoutTimestampNs);
+  return tx;
 }
 
 async function send(
@@ -303,13 +374,13 @@ async function finish(
   outcome: TxOutcome,
 ): Promise<CreateEscrowResponse> {
   if (outcome.status === 'failed') {
-    throw new GatewayError(
+    throw new FinalCreateError(
       'chain_error',
       `create tx ${outcome.txHash} failed on chain (${outcome.stage}, code ${outcome.code} ${outcome.codespace}): ${outcome.rawLog}`,
     );
   }
   if (outcome.status === 'unknown') {
-    throw new GatewayError(
+    throw new FinalCreateError(
       'upstream_timeout',
       `create tx ${outcome.txHash} was sent but its outcome is not known yet (${outcome.reason}); retry with the same Idempotency-Key to reconcile it — a retry never sends a second escrow`,
     );
@@ -325,7 +396,7 @@ async function registerIncluded(
   const [created] = findEscrowCreatedEvents(outcome.events);
   if (!created) {
     await recordOutcome(ctx.sql, outcome);
-    throw new GatewayError(
+    throw new FinalCreateError(
       'chain_error',
       `create tx ${outcome.txHash} was included without a devshard_escrow_created event`,
     );

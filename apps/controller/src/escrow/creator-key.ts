@@ -3,7 +3,7 @@
 // when GATEWAY_ENCRYPTION_KEY is set, because it is then kept AES-256-GCM encrypted. Errors name
 // the field, never the value.
 import { ChainError, PrivateKey, privateKeyFromEnv } from '@gonka-gateway/chain';
-import { GatewayError, sealSecret } from '@gonka-gateway/shared';
+import { GatewayError, openSecret, sealSecret } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import type { KeySource } from './register.js';
 
@@ -51,4 +51,32 @@ export function resolveCreatorKey(
   throw new GatewayError('invalid_request', 'private_key_env (preferred) or private_key is required', {
     param: 'private_key_env',
   });
+}
+
+/**
+ * The key a stored key source names (a create job, run by any controller): the env variable read
+ * here, or the sealed key opened with this controller's GATEWAY_ENCRYPTION_KEY.
+ */
+export function creatorKeyOf(ctx: ControllerContext, source: KeySource): PrivateKey {
+  if ('env' in source) return resolveCreatorKey(ctx, { private_key_env: source.env }).key;
+  if (!ctx.encryptionKey) {
+    throw new GatewayError(
+      'invalid_request',
+      'the creator key is stored encrypted and GATEWAY_ENCRYPTION_KEY is not set',
+      {
+        param: 'private_key',
+      },
+    );
+  }
+  try {
+    return PrivateKey.fromBytes(openSecret(ctx.encryptionKey, source.sealed));
+  } catch {
+    throw new GatewayError(
+      'invalid_request',
+      'the stored creator key cannot be opened with GATEWAY_ENCRYPTION_KEY',
+      {
+        param: 'private_key',
+      },
+    );
+  }
 }

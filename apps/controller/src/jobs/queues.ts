@@ -6,6 +6,8 @@
 export const QUEUE_NAMES = {
   /** Upkeep: ask the chain about every commitment whose outcome is not final (architecture §3). */
   reconcileCommitments: 'reconcile-commitments',
+  /** On demand: commitment → broadcast → poll → register of one create (jobs/create-escrow-job.ts). */
+  createEscrow: 'create-escrow',
   /** Finalize if needed, then MsgSettleDevshardEscrow (escrow/settle.ts). */
   settle: 'settle',
   /** Upkeep: the balance / nonce check of every routed escrow (upkeep/depletion-check.ts). */
@@ -33,6 +35,11 @@ export const JOB_IDS = {
   rotationKick: (revision: string) => `rotation-tick-settings-${revision}`,
   /** A one-off reconciliation of one tx (after a create or settle answered `unknown`). */
   reconcileTx: (txHash: string) => `reconcile-${txHash.toUpperCase()}`,
+  /**
+   * One create per request key (escrow/create.ts createRequestKey: SHA-256 hex of the
+   * Idempotency-Key, or `request-<uuid>`): a double click or a second controller enqueues it once.
+   */
+  createEscrow: (requestKey: string) => `create-escrow-${requestKey}`,
   /** One settle per escrow: a double click or a second controller enqueues it once. */
   settle: (escrowId: bigint) => `settle-${escrowId}`,
 } as const;

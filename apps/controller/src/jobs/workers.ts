@@ -1,13 +1,15 @@
 // The controller's BullMQ queues, workers and schedules. Queues exist in every controller (the
-// admin routes enqueue); workers only where `workers` is on. On-demand jobs (settle) run on every
-// controller; the scheduled upkeep passes run only on the holder of the leader lease
+// admin routes enqueue); workers only where `workers` is on, except the create-escrow worker, which
+// every controller runs because its own admin route waits for the job. On-demand jobs (create,
+// settle) run on every controller; the scheduled upkeep passes run only on the holder of the leader lease
 // (leader-lease.ts), which registers their schedules, reconciles open commitments at once and
 // rebuilds the pool each time it takes the lead. A schedule is one entry of `scheduled` below: its
 // queue, scheduler id, period and processor — the lead starts and stops them all alike. Each worker
 // gets its own Redis connection (a worker blocks on it); everything shares the configured prefix.
 import { closeRedis, openRedis } from '@gonka-gateway/shared';
-import { type Job, Queue, Worker } from 'bullmq';
+import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { MAX_LOCKED_OPERATIONS } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
 import { publishChainPhase } from '../upkeep/chain-phase.js';
@@ -15,6 +17,12 @@ import { checkDepletion } from '../upkeep/depletion-check.js';
 import { rebuildPool } from '../upkeep/pool-rebuild.js';
 import { runRotationTick } from '../upkeep/rotation-tick.js';
 import { purgeExpiredUsage } from '../usage/usage-retention.js';
+import {
+  type CreateEscrowJobData,
+  type CreateJobAnswer,
+  enqueueCreate,
+  runCreateEscrowJob,
+} from './create-escrow-job.js';
 import { LeaderLease } from './leader-lease.js';
 import {
   DEFAULT_JOB_OPTIONS,
@@ -35,6 +43,9 @@ export interface SettleJobData {
 
 export interface ControllerJobs {
   reconcile: Queue;
+  createEscrow: Queue<CreateEscrowJobData>;
+  /** Enqueues a create once per request key and waits up to `waitMs` for its answer. */
+  runCreate(data: CreateEscrowJobData, waitMs: number): Promise<CreateJobAnswer>;
   settle: Queue<SettleJobData>;
   /** Enqueues the settle job of an escrow once (a failed one is retried); returns its id. */
   enqueueSettle(escrowId: bigint, privateKeyEnv: string): Promise<string>;
@@ -74,6 +85,13 @@ export async function startControllerJobs(
   const queueOptions = { connection: connection(), prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
   const reconcile = new Queue(QUEUE_NAMES.reconcileCommitments, queueOptions);
   const settle = new Queue<SettleJobData>(QUEUE_NAMES.settle, queueOptions);
+  const createEscrow = new Queue<CreateEscrowJobData>(QUEUE_NAMES.createEscrow, queueOptions);
+  // The admin route waits on job completion events (its own blocking connection).
+  const createEvents = new QueueEvents(QUEUE_NAMES.createEscrow, { connection: connection(), prefix });
+  await createEvents.waitUntilReady();
+  // Every waiting admin request listens on both until its job ends: no leak, just many at once.
+  createEscrow.setMaxListeners(1_000);
+  createEvents.setMaxListeners(1_000);
   const depletion = new Queue(QUEUE_NAMES.depletionCheck, queueOptions);
   const usagePurge = new Queue(QUEUE_NAMES.usagePurge, queueOptions);
   const rotation = new Queue(QUEUE_NAMES.rotationTick, queueOptions);
@@ -158,7 +176,16 @@ export async function startControllerJobs(
       ctx.logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'),
     );
 
-  const workers: Worker[] = [];
+  // A few at a time: each holds a business lock slot for its broadcast and poll.
+  const workers: Worker[] = [
+    watch(
+      new Worker(
+        QUEUE_NAMES.createEscrow,
+        (job: Job<CreateEscrowJobData>) => runCreateEscrowJob(ctx, job),
+        workerOptions(MAX_LOCKED_OPERATIONS),
+      ),
+    ),
+  ];
   let scheduleWorkers: Worker[] = [];
   let leader: LeaderLease | undefined;
   let leads = 0;
@@ -207,6 +234,8 @@ export async function startControllerJobs(
   }
   return {
     reconcile,
+    createEscrow,
+    runCreate: (data, waitMs) => enqueueCreate(createEscrow, createEvents, data, waitMs),
     settle,
     enqueueSettle,
     leading: () => leader?.leading ?? false,
@@ -218,7 +247,8 @@ export async function startControllerJobs(
     async close() {
       await leader?.stop();
       await Promise.all([...workers, ...scheduleWorkers].map((w) => w.close()));
-      await Promise.all([settle, ...scheduled.map((s) => s.queue)].map((q) => q.close()));
+      await createEvents.close();
+      await Promise.all([createEscrow, settle, ...scheduled.map((s) => s.queue)].map((q) => q.close()));
       await Promise.all(connections.map(closeRedis));
     },
   };

@@ -50,6 +50,10 @@ export interface ControllerHarness {
     encryption?: boolean;
     jobs?: boolean;
     drainWaitMs?: number;
+    /** Another chain client for this app (e.g. one whose node is unreachable). */
+    chain?: ChainClient;
+    /** How long POST /v1/admin/escrows waits for its create job before answering 202. */
+    createWaitMs?: number;
     /** Extra configuration variables (e.g. DEVSHARDS_JSON). */
     config?: Record<string, string>;
     firstStart?: boolean;
@@ -137,13 +141,14 @@ export async function startControllerHarness(
         config,
         infra: { database, redis: redis.redis },
         registry: createMetricsRegistry({ app: 'controller', version: 'test' }),
-        chain,
+        chain: options.chain ?? chain,
         env,
         nowNs,
         sessionClock: devnetSessionClock(devnet),
         drainWaitMs: options.drainWaitMs ?? 2_000,
         poll: { intervalMs: 20, timeoutMs: 20_000 },
         jobs: options.jobs ?? false,
+        ...(options.createWaitMs === undefined ? {} : { createWaitMs: options.createWaitMs }),
         firstStart: options.firstStart ?? false,
       });
       apps.push(app);
