@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { type ChainClient, createChainClient } from '@gonka-gateway/chain';
+import type { ChainClient } from '@gonka-gateway/chain';
 import type { Clock } from '@gonka-gateway/devshard/session';
 import {
+  chainClientFor,
   createFastify,
   errorHandling,
   type GatewayConfig,
   type Infrastructure,
   type Logger,
   metricsRoute,
+  openPlainPool,
   type Registry,
   redisKeys,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
-import postgres from 'postgres';
 import { adminAuth } from './admin/admin-auth.js';
 import { auditRoutes } from './admin/audit-routes.js';
 import { debugRoutes } from './admin/debug-routes.js';
@@ -66,25 +67,14 @@ const DEFAULT_POLL = { intervalMs: 2_000, timeoutMs: 45_000 };
 /** The control-plane app (architecture.md §1): admin API and job workers hang off this. */
 export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyInstance> {
   const app = createFastify(deps.logger);
-  // A plain postgres.js pool: drizzle's wrapper (infra.database.sql) replaces the json and timestamp
-  // serializers, which the session store and the raw SQL here rely on.
-  const sql = postgres(deps.config.databaseUrl, {
-    max: 10,
-    onnotice: () => {},
-    connection: { application_name: 'controller' },
-  });
+  // Not infra.database.sql (drizzle's handle): see openPlainPool.
+  const sql = openPlainPool(deps.config.databaseUrl, { max: 10, applicationName: 'controller' });
   app.addHook('onClose', () => sql.end({ timeout: 5 }));
   const ctx: ControllerContext = createControllerContext({
     sql,
     redis: deps.infra.redis,
     keys: redisKeys(deps.config.redis.keyPrefix),
-    chain:
-      deps.chain ??
-      createChainClient({
-        chainRest: deps.config.chain.restUrl,
-        txQueryRest: deps.config.chain.txQueryRestUrl,
-        publicApi: deps.config.chain.publicApiUrl,
-      }),
+    chain: deps.chain ?? chainClientFor(deps.config),
     env: deps.env ?? process.env,
     encryptionKey: deps.config.encryptionKey,
     gasLimit: deps.config.chain.gasLimit,

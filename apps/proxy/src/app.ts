@@ -4,8 +4,8 @@
 // Every dependency is passed in; a test builds the app with real Postgres/Redis in a few lines.
 
 import { randomUUID } from 'node:crypto';
-import { createChainClient } from '@gonka-gateway/chain';
 import {
+  chainClientFor,
   createFastify,
   errorHandling,
   type GatewayConfig,
@@ -152,12 +152,10 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   // Only `off` needs to know the phase (spec §2.10); `relaxed` serves through PoC.
   const poc =
     config.pocRequestMode === 'off'
-      ? new PocWatch(
-          createChainClient({ chainRest: config.chain.restUrl, publicApi: config.chain.publicApiUrl }),
-          tuning.pocCheckEveryMs,
-          onError('PoC phase read failed'),
-          { redis: infra.redis, key: keys.chainPhase },
-        )
+      ? new PocWatch(chainClientFor(config), tuning.pocCheckEveryMs, onError('PoC phase read failed'), {
+          redis: infra.redis,
+          key: keys.chainPhase,
+        })
       : undefined;
 
   app.addHook('onReady', async () => {

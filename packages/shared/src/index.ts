@@ -1,5 +1,6 @@
 // Public surface of @gonka-gateway/shared.
 export { hashApiKey, matchesKeyHash, parseAdminKey, parseUserKeys } from './config/api-keys.js';
+export { chainClientFor } from './config/chain-client.js';
 export { configurationTable } from './config/config-table.js';
 export {
   ConfigError,
@@ -17,7 +18,14 @@ export {
   type VariableName,
   type VariableSpec,
 } from './config/variables.js';
-export { type Database, ensureDatabaseExists, type GatewayDb, openDatabase, sqlState } from './db/client.js';
+export {
+  type Database,
+  ensureDatabaseExists,
+  type GatewayDb,
+  openDatabase,
+  openPlainPool,
+  sqlState,
+} from './db/client.js';
 export { MIGRATIONS_FOLDER, runMigrations } from './db/migrate.js';
 export * as schema from './db/schema.js';
 export { bootstrapSettings, DEFAULT_ESCROW_ROTATION, readSettings } from './db/settings.js';

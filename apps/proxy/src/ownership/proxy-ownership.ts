@@ -1,7 +1,6 @@
 // The ownership runtime of issue 8 running inside a proxy replica (architecture §2): claims its share
 // of active escrows, owns their sessions on the Postgres store, registers the replica's internal URL
 // (GATEWAY_PROXY_INTERNAL_URL, GATEWAY_REPLICA_ID) so other replicas can forward to it.
-import { createChainClient } from '@gonka-gateway/chain';
 import type { HostTarget, SessionEvent } from '@gonka-gateway/devshard/session';
 import {
   creatorKeyFromEnv,
@@ -9,9 +8,15 @@ import {
   OwnershipRuntime,
   PostgresSessionStore,
 } from '@gonka-gateway/escrow-runtime';
-import { type GatewayConfig, type Logger, redisKeys } from '@gonka-gateway/shared';
+import {
+  chainClientFor,
+  type GatewayConfig,
+  type Logger,
+  openPlainPool,
+  redisKeys,
+} from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { isPrivateHostUrl } from './host-address-policy.js';
 
 export interface ProxyOwnershipOptions {
@@ -42,18 +47,12 @@ export interface ProxyOwnership {
 
 export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwnership {
   const { config } = options;
-  // The store gets a plain postgres.js pool: drizzle's wrapper replaces the json serializers the
-  // store's sql.json relies on (see escrow-runtime's owner node).
-  const storeSql = postgres(config.databaseUrl, {
+  // The session store's own pool, not drizzle's handle (see openPlainPool).
+  const storeSql = openPlainPool(config.databaseUrl, {
     max: 8,
-    onnotice: () => {},
-    connection: { application_name: `proxy-${config.proxy.replicaId}-store` },
+    applicationName: `proxy-${config.proxy.replicaId}-store`,
   });
-  const client = createChainClient({
-    chainRest: config.chain.restUrl,
-    publicApi: config.chain.publicApiUrl,
-    timeoutMs: 10_000,
-  });
+  const client = chainClientFor(config, { timeoutMs: 10_000 });
   const hosts = new HostDirectory({ client, minRefreshMs: 1_000 });
   const log = options.log;
   const resolveHost = (address: string, version: string): HostTarget | undefined => {

@@ -14,13 +14,24 @@ export function openDatabase(
   url: string,
   options: { max?: number; applicationName?: string } = {},
 ): Database {
-  const sql = postgres(url, {
+  const sql = openPlainPool(url, {
     max: options.max ?? 10,
-    // Notices such as "schema already exists" are noise; errors still throw.
-    onnotice: () => {},
-    connection: { application_name: options.applicationName ?? 'gonka-gateway' },
+    applicationName: options.applicationName ?? 'gonka-gateway',
   });
   return { sql, db: drizzle(sql, { schema }), close: () => sql.end({ timeout: 5 }) };
+}
+
+/**
+ * A postgres.js pool of its own, never handed to drizzle: drizzle replaces the json and timestamp
+ * serializers of the handle it wraps, which the session store and the raw SQL of the apps rely on.
+ */
+export function openPlainPool(url: string, options: { max: number; applicationName: string }): Sql {
+  return postgres(url, {
+    max: options.max,
+    // Notices such as "schema already exists" are noise; errors still throw.
+    onnotice: () => {},
+    connection: { application_name: options.applicationName },
+  });
 }
 
 /** SQLSTATE of a postgres.js error, to branch on codes rather than text. */
