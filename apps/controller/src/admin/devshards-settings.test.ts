@@ -164,7 +164,7 @@ describe('admin devshards and settings', () => {
       [{ default_request_max_tokens: 999_999 }, 'default_request_max_tokens'],
       [{ default_request_max_tokens: -1 }, 'default_request_max_tokens'],
       [{ model_limits: [{ model_id: 'nope/model', access_mode: 'api_key' }] }, 'model_limits[0].model_id'],
-      [{ model_limits: [{ model_id: QWEN_MODEL, access_mode: 'everyone' }] }, 'model_limits.0.access_mode'],
+      [{ model_limits: [{ model_id: QWEN_MODEL, access_mode: 'everyone' }] }, 'model_limits[0].access_mode'],
       [{ disabled: { enabled: true, new_url: 'ftp://x' } }, 'disabled.new_url'],
       [{ disabled: { enabled: true } }, 'disabled.new_url'],
       [
@@ -197,7 +197,7 @@ describe('admin devshards and settings', () => {
             ],
           },
         },
-        'escrow_rotation.models.0.temp_count',
+        'escrow_rotation.models[0].temp_count',
       ],
       [{ unknown_field: 1 }, 'unknown_field'],
     ];

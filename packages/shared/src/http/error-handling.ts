@@ -5,10 +5,13 @@ import { GatewayError, toErrorResponse } from '../errors.js';
 /**
  * The field a schema error is about: its path, plus the property a `required` or
  * `additionalProperties` error names (their path is the enclosing object), so a missing or unknown
- * field is named too.
+ * field is named too. Array items are written `list[0].field`, as the routes' own checks name them.
  */
 function fieldOf(error: { instancePath?: string; params?: Record<string, unknown> }): string | undefined {
-  const path = (error.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const path = (error.instancePath ?? '')
+    .replace(/^\//, '')
+    .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
+    .replace(/\//g, '.');
   const named = error.params?.missingProperty ?? error.params?.additionalProperty;
   const field = [path, typeof named === 'string' ? named : ''].filter(Boolean).join('.');
   return field === '' ? undefined : field;
