@@ -28,6 +28,18 @@ export function recordEntry(r: InferenceRecordFields): Uint8Array {
 }
 
 /**
+ * The bytes alone, in a buffer of their own. A hash decoded from a tx is a view into the tx's
+ * buffer, and a small base64 decode (Buffer.from) is a view into an 8 KB slab of Node's Buffer
+ * pool: a live record holding such a view would keep the whole buffer alive for its seal grace
+ * (issue 10 §5, bounded memory). Copied once; an owned array passes through.
+ */
+function owned(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? bytes
+    : new Uint8Array(bytes);
+}
+
+/**
  * One hidden class for every record (fields assigned in one order, then frozen): the live-hash and
  * sealing scans read records by the thousand, and per-record shapes made those reads megamorphic.
  */
@@ -43,8 +55,8 @@ class Record implements InferenceRecord {
     this.status = f.status;
     this.executorSlot = f.executorSlot;
     this.model = f.model;
-    this.promptHash = f.promptHash;
-    this.responseHash = f.responseHash;
+    this.promptHash = owned(f.promptHash);
+    this.responseHash = owned(f.responseHash);
     this.inputLength = f.inputLength;
     this.maxTokens = f.maxTokens;
     this.inputTokens = f.inputTokens;
