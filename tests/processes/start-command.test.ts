@@ -29,7 +29,7 @@ afterAll(async () => {
 /** The lines of a printed block, from the line after `heading` to the next blank line. */
 function printedBlock(out: string, heading: string): string {
   const lines = out.split('\n');
-  const at = lines.findIndex((l) => l === heading);
+  const at = lines.indexOf(heading);
   expect(at, `"${heading}" in:\n${out}`).toBeGreaterThan(-1);
   const end = lines.findIndex((l, i) => i > at && l.trim() === '');
   return lines.slice(at + 1, end).join('\n');

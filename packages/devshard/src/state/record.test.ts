@@ -28,7 +28,7 @@ const fields = (promptHash: Uint8Array, responseHash: Uint8Array) => ({
 
 describe('a live record keeps only its own bytes', () => {
   it('copies a hash that is a view into a larger buffer (a decoded tx, a pooled base64 decode)', () => {
-    const pooled = Buffer.from('A'.repeat(43) + '=', 'base64'); // 32 bytes, a view into Node's 8 KB pool
+    const pooled = Buffer.from(`${'A'.repeat(43)}=`, 'base64'); // 32 bytes, a view into Node's 8 KB pool
     expect(pooled.buffer.byteLength).toBeGreaterThan(32);
     const tx = new Uint8Array(4_096).fill(9);
     const r = makeRecord(fields(tx.subarray(100, 132), pooled));
