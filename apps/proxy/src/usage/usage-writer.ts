@@ -20,6 +20,12 @@ export interface UsageWriterOptions {
   readonly batchSize?: number;
   /** XREADGROUP BLOCK; also the longest stop() waits for the loop. Default 1 s. */
   readonly blockMs?: number;
+  /**
+   * After a read that found entries, wait this long before the next one (default 100 ms), so a busy
+   * replica writes one batch per window instead of a read, an insert and an XACK per request (issue
+   * 10: three round trips per chat request otherwise). A usage row lands at most this much later.
+   */
+  readonly batchWindowMs?: number;
   /** Entries pending this long on any consumer are claimed (the consumer died). Default 60 s. */
   readonly claimIdleMs?: number;
   readonly onError?: (error: Error) => void;
@@ -145,7 +151,9 @@ export class UsageWriter {
           lastClaim = Date.now();
           await this.claim();
         }
-        await this.step(this.#conn);
+        if ((await this.step(this.#conn)) && this.#running) {
+          await new Promise((r) => setTimeout(r, this.#o.batchWindowMs ?? 100));
+        }
       } catch (error) {
         // Redis or Postgres away: the entries stay pending and come back; try again shortly.
         this.#o.onError?.(error as Error);
