@@ -6,4 +6,5 @@ export {
   type TsProcess,
   type TsProcessOptions,
   waitForHttp,
+  watchChild,
 } from './ts-process.js';

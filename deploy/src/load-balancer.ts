@@ -3,8 +3,8 @@
 // SSE must not be buffered: HAProxy forwards response data as it arrives in http mode, compression
 // is never enabled here, and the client/server timeouts are long enough for a streamed completion.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
+import { watchChild } from './ts-process.js';
 
 /** The haproxy binary on PATH, or undefined. */
 export function findHaproxy(): string | undefined {
@@ -140,18 +140,11 @@ export function startHaproxy(bin: string, configPath: string, config: string): L
   writeFileSync(configPath, config);
   // -db: stay in the foreground, no daemon; -W: master-worker, which stops cleanly on SIGTERM.
   const child = spawn(bin, ['-W', '-db', '-f', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let text = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    text += String(d);
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    text += String(d);
-  });
-  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  const { output, exited } = watchChild(child);
   return {
     child,
     exited,
-    output: () => text,
+    output,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;

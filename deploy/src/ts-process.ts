@@ -23,6 +23,23 @@ export interface TsProcessOptions {
   inheritEnv?: boolean;
 }
 
+/** A spawned child's output (stdout and stderr as one text) and its exit (code, or signal name). */
+export function watchChild(
+  child: ChildProcess,
+  onOutput?: (chunk: string) => void,
+): { output(): string; exited: Promise<number | string> } {
+  let text = '';
+  const collect = (d: Buffer) => {
+    const chunk = String(d);
+    text += chunk;
+    onOutput?.(chunk);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  return { output: () => text, exited };
+}
+
 export function startTsProcess(
   entry: string,
   env: Record<string, string>,
@@ -36,18 +53,10 @@ export function startTsProcess(
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let text = '';
-  const collect = (d: Buffer) => {
-    const chunk = String(d);
-    text += chunk;
-    options.onOutput?.(chunk);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  const { output, exited } = watchChild(child, options.onOutput);
   return {
     child,
-    output: () => text,
+    output,
     exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -11,6 +11,7 @@ import {
   SessionStoreErrorCode,
   type StoredDiff,
 } from '@gonka-gateway/devshard/session';
+import { wrapStore } from '@gonka-gateway/devshard/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCase, inPool, serve } from './chat-cases.js';
 import { Gateway } from './harness.js';
@@ -32,24 +33,12 @@ function withAppendDiff(
   inner: SessionStore,
   before: (diff: StoredDiff, token: bigint) => void,
 ): SessionStore {
-  return {
-    create: (r) => inner.create(r),
-    load: (i) => inner.load(i),
-    acquire: (i) => inner.acquire(i),
+  return wrapStore(inner, {
     appendDiff: async (i, diff, token, consumed) => {
       before(diff, token);
       return inner.appendDiff(i, diff, token, consumed);
     },
-    readDiffs: (i, from, to) => inner.readDiffs(i, from, to),
-    addPendingTxs: (i, txs, t) => inner.addPendingTxs(i, txs, t),
-    removePendingTxs: (i, keys, t) => inner.removePendingTxs(i, keys, t),
-    prunePayloads: (i, ids, t) => inner.prunePayloads(i, ids, t),
-    saveSnapshot: (i, snap, t) => inner.saveSnapshot(i, snap, t),
-    saveHostProgress: (i, a, n) => inner.saveHostProgress(i, a, n),
-    saveSignatures: (i, n, sigs) => inner.saveSignatures(i, n, sigs),
-    loadSignatures: (i, n) => inner.loadSignatures(i, n),
-    saveFinalizeDocument: (i, j, t) => inner.saveFinalizeDocument(i, j, t),
-  };
+  });
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

@@ -4,8 +4,7 @@
 // chooses, output collected; Ctrl-C is SIGINT to that group. Also the process-tree helpers that
 // prove nothing is left behind.
 import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { REPO_ROOT } from '@gonka-gateway/deploy';
+import { REPO_ROOT, watchChild } from '@gonka-gateway/deploy';
 
 export interface RunningStart {
   child: ReturnType<typeof spawn>;
@@ -22,18 +21,11 @@ export function runStart(env: Record<string, string>): RunningStart {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let text = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    text += String(d);
-  });
-  child.stderr!.on('data', (d: Buffer) => {
-    text += String(d);
-  });
-  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  const { output, exited } = watchChild(child);
   return {
     child,
     exited,
-    output: () => text,
+    output,
     interrupt: () => {
       if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
       return exited;
