@@ -11,13 +11,7 @@ import { readChainPhase } from '../upkeep/chain-phase.js';
 import { checkFunding } from '../upkeep/rotation-funding.js';
 import { blocksUntilBridge, planRotation } from '../upkeep/rotation-plan.js';
 import { latestStages, recentEvents, suppressions } from '../upkeep/rotation-record.js';
-import { readRotationSettings } from '../upkeep/rotation-settings.js';
-
-interface StoredRotation {
-  enabled: boolean;
-  pre_poc_blocks: number;
-  models: { model_id: string }[];
-}
+import { readStoredRotation, rotationSettingsOf } from '../upkeep/rotation-settings.js';
 
 export async function debugRoutes(app: FastifyInstance, options: { ctx: ControllerContext }): Promise<void> {
   const { ctx } = options;
@@ -25,12 +19,9 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
     '/v1/debug/rotation',
     { schema: { response: { 401: openAIErrorSchema, 502: openAIErrorSchema } } },
     async () => {
-      const [stored] = await ctx.sql<
-        { escrow_rotation: StoredRotation }[]
-      >`select escrow_rotation from settings where id = 1`;
-      const settings = await readRotationSettings(ctx.sql);
-      if (!stored || !settings)
-        throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
+      const stored = await readStoredRotation(ctx.sql);
+      if (!stored) throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
+      const settings = rotationSettingsOf(stored);
       let chain: Record<string, unknown>;
       try {
         const p = await readChainPhase(ctx);
@@ -64,7 +55,7 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
       }
       const [latest, suppressed] = await Promise.all([latestStages(ctx.sql), suppressions(ctx.sql)]);
       const perModel = await Promise.all(
-        stored.escrow_rotation.models.map(async (m) => {
+        stored.models.map(async (m) => {
           const row = latest.get(m.model_id);
           const events = await recentEvents(ctx.sql, m.model_id);
           return [
@@ -104,7 +95,7 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
       return {
         enabled: settings.enabled,
         chain,
-        settings: stored.escrow_rotation,
+        settings: stored,
         funding,
         latest: Object.fromEntries(perModel),
       };

@@ -9,23 +9,14 @@ import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import { readFromNode } from '../chain/node-read.js';
 import type { ControllerContext } from '../controller-context.js';
+import type { StoredRotation } from '../upkeep/rotation-settings.js';
 import { envNameSchema, errorResponses, toUint, uintSchema } from './schemas.js';
-
-interface RotationModel {
-  model_id: string;
-  temp_count: number;
-  target_count: number;
-  amount: string | number;
-  private_key_env: string;
-  /** Issue 12 "a per-model switch for rotation settlement": false = rotated-out escrows are only finalized. */
-  settle?: boolean;
-}
 
 interface Settings {
   default_request_max_tokens: number;
   request_max_tokens_cap: number;
   model_limits: { model_id: string; access_mode: 'admin_only' | 'api_key' }[];
-  escrow_rotation: { enabled: boolean; pre_poc_blocks: number; models: RotationModel[] };
+  escrow_rotation: StoredRotation;
   disabled: { enabled: boolean; message: string; new_url: string | null };
 }
 

@@ -19,24 +19,36 @@ export interface RotationSettings {
   models: RotationModelSettings[];
 }
 
-interface StoredRotation {
+/** One model of settings.escrow_rotation as the row stores it (and the admin API shows it). */
+export interface StoredRotationModel {
+  model_id: string;
+  temp_count: number;
+  target_count: number;
+  amount: string | number;
+  private_key_env: string;
+  /** Issue 12 "a per-model switch for rotation settlement": false = rotated-out escrows are only finalized. */
+  settle?: boolean;
+}
+
+export interface StoredRotation {
   enabled: boolean;
   pre_poc_blocks: number;
-  models: {
-    model_id: string;
-    temp_count: number;
-    target_count: number;
-    amount: string | number;
-    private_key_env: string;
-    settle?: boolean;
-  }[];
+  models: StoredRotationModel[];
+}
+
+/** settings.escrow_rotation as stored, or undefined before the settings row exists. */
+export async function readStoredRotation(sql: Sql): Promise<StoredRotation | undefined> {
+  const [row] = await sql<{ escrow_rotation: StoredRotation }[]>`
+    select escrow_rotation from settings where id = 1`;
+  return row?.escrow_rotation;
 }
 
 export async function readRotationSettings(sql: Sql): Promise<RotationSettings | undefined> {
-  const [row] = await sql<{ escrow_rotation: StoredRotation }[]>`
-    select escrow_rotation from settings where id = 1`;
-  if (!row) return undefined;
-  const r = row.escrow_rotation;
+  const stored = await readStoredRotation(sql);
+  return stored && rotationSettingsOf(stored);
+}
+
+export function rotationSettingsOf(r: StoredRotation): RotationSettings {
   return {
     enabled: r.enabled,
     prePocBlocks: BigInt(r.pre_poc_blocks),
