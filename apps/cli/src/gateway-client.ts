@@ -6,6 +6,9 @@
 import type { Command } from 'commander';
 import { CliFailure, type CliIo, UsageError } from './cli-io.js';
 
+/** The model `gwctl admin` and `gwctl chat` use unless --model names another (the devnet's default). */
+export const DEFAULT_MODEL = 'Qwen/Qwen3-235B-A22B-Instruct-2507-FP8';
+
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:18080';
 
 export interface GatewayOptions {

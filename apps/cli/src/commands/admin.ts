@@ -9,13 +9,12 @@ import { chainClient, configuredChainId, type GlobalOptions, parseMs, parsePosit
 import {
   addGatewayOptions,
   callGateway,
+  DEFAULT_MODEL,
   type GatewayOptions,
   gatewayUrl,
   keyFromEnv,
 } from '../gateway-client.js';
 import { formatNgonka, printJson, printLines, table } from '../output.js';
-
-const DEFAULT_MODEL = 'Qwen/Qwen3-235B-A22B-Instruct-2507-FP8';
 
 type AdminOptions = GlobalOptions & GatewayOptions;
 

@@ -7,12 +7,11 @@ import { parsePositive } from '../context.js';
 import {
   addGatewayOptions,
   callGateway,
+  DEFAULT_MODEL,
   type GatewayOptions,
   gatewayUrl,
   keyFromEnv,
 } from '../gateway-client.js';
-
-const DEFAULT_MODEL = 'Qwen/Qwen3-235B-A22B-Instruct-2507-FP8';
 
 export function registerChat(program: Command, io: CliIo): void {
   const command = program
