@@ -561,23 +561,32 @@ describe('after the headers are sent', () => {
   });
 });
 
+/** A pool entry for `model` owned by `owner`, as an owner replica would publish it; returns its cleanup. */
+async function seedPoolEscrow(escrowId: bigint, model: string, owner: string): Promise<() => Promise<void>> {
+  const r = stack.redis.redis;
+  await r.sadd(stack.keys.poolModels, model);
+  await r.sadd(stack.keys.poolModel(model), escrowId.toString());
+  await r.hset(stack.keys.poolEscrow(escrowId), {
+    escrow_id: escrowId.toString(),
+    model_id: model,
+    status: 'active',
+    capacity_weight: '4',
+    balance_estimate: '5000000000',
+    nonce: '0',
+    owner,
+    updated_at_ms: String(Date.now()),
+  });
+  return async () => {
+    await r.srem(stack.keys.poolModels, model);
+    await r.del(stack.keys.poolModel(model), stack.keys.poolEscrow(escrowId));
+  };
+}
+
 describe('a known model with no routable escrow', () => {
   it('503 with Retry-After: 10 and no nonce taken', async () => {
-    const r = stack.redis.redis;
     const ghost = 'ghost/model';
     // An escrow of another model whose owner is gone (not in the replica directory).
-    await r.sadd(stack.keys.poolModels, ghost);
-    await r.sadd(stack.keys.poolModel(ghost), '424242');
-    await r.hset(stack.keys.poolEscrow(424242n), {
-      escrow_id: '424242',
-      model_id: ghost,
-      status: 'active',
-      capacity_weight: '4',
-      balance_estimate: '5000000000',
-      nonce: '0',
-      owner: 'replica-that-died',
-      updated_at_ms: String(Date.now()),
-    });
+    const cleanup = await seedPoolEscrow(424242n, ghost, 'replica-that-died');
     try {
       await expect
         .poll(async () => (await post('/v1/chat/completions', chat({ model: ghost }))).status, {
@@ -592,8 +601,7 @@ describe('a known model with no routable escrow', () => {
       expect(res.json().error.code).toBe('no_escrow_available');
       expect(await stack.startedInferences()).toBe(before);
     } finally {
-      await r.srem(stack.keys.poolModels, ghost);
-      await r.del(stack.keys.poolModel(ghost), stack.keys.poolEscrow(424242n));
+      await cleanup();
     }
   });
 });
@@ -603,18 +611,7 @@ describe('an owner replica that does not answer', () => {
     const r = stack.redis.redis;
     const ghost = 'ghost/forwarded';
     await r.set(stack.keys.replica('unreachable'), 'http://127.0.0.1:9', 'PX', 30_000);
-    await r.sadd(stack.keys.poolModels, ghost);
-    await r.sadd(stack.keys.poolModel(ghost), '424243');
-    await r.hset(stack.keys.poolEscrow(424243n), {
-      escrow_id: '424243',
-      model_id: ghost,
-      status: 'active',
-      capacity_weight: '4',
-      balance_estimate: '5000000000',
-      nonce: '0',
-      owner: 'unreachable',
-      updated_at_ms: String(Date.now()),
-    });
+    const cleanup = await seedPoolEscrow(424243n, ghost, 'unreachable');
     try {
       await expect
         .poll(async () => (await post('/v1/chat/completions', chat({ model: ghost }))).json().error.code, {
@@ -626,12 +623,8 @@ describe('an owner replica that does not answer', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
     } finally {
-      await r.srem(stack.keys.poolModels, ghost);
-      await r.del(
-        stack.keys.poolModel(ghost),
-        stack.keys.poolEscrow(424243n),
-        stack.keys.replica('unreachable'),
-      );
+      await cleanup();
+      await r.del(stack.keys.replica('unreachable'));
     }
   });
 });
