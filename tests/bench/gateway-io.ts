@@ -3,7 +3,7 @@
 // a sampling profiler starves), and — when strace is installed — socket writes per request by peer
 // (Postgres, Redis, hosts, client). Writes are what the store and admission layers are tuned on: a
 // round trip less is CPU and latency less. Same setup as gateway-vs-direct (its probe hook).
-// Run: `pnpm bench:gateway-io` (BENCH_REQUESTS, default 300; BENCH_STRACE=0 skips the write count).
+// Run: `pnpm bench:gateway-io` (BENCH_REQUESTS, default 300; BENCH_WARMUP requests first, default 2,000; BENCH_STRACE=0 skips the write count).
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,8 @@ import { gatewayVsDirect } from './gateway-vs-direct.js';
 import { TICK_US, threadTicks } from './proc-stats.js';
 
 const N = Number(process.env.BENCH_REQUESTS ?? 300);
+// Until V8 has optimized the request path (~2,000 requests) its compiler threads add ~1 ms per request.
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2_000);
 
 /** Local socket fd → remote port of `pid`'s TCP connections (ss -tnp). */
 function peerPorts(pid: number): Map<string, string> {
@@ -45,7 +47,7 @@ await gatewayVsDirect({
       const text = await res.text();
       if (res.status !== 200) throw new Error(`HTTP ${res.status} ${text.slice(0, 200)}`);
     };
-    for (let i = 0; i < 50; i++) await chat(i); // warm-up: JIT, pools, connections
+    for (let i = 0; i < WARMUP; i++) await chat(i); // warm-up: JIT, pools, connections
     const ports = peerPorts(pid);
     const traceFile = join(tmpdir(), `gateway-io-${process.pid}.strace`);
     const tracer = strace

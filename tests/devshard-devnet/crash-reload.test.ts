@@ -34,9 +34,9 @@ function withAppendDiff(
   before: (diff: StoredDiff, token: bigint) => void,
 ): SessionStore {
   return wrapStore(inner, {
-    appendDiff: async (i, diff, token, consumed) => {
+    appendDiff: async (i, diff, token, writes) => {
       before(diff, token);
-      return inner.appendDiff(i, diff, token, consumed);
+      return inner.appendDiff(i, diff, token, writes);
     },
   });
 }

@@ -25,7 +25,7 @@ afterAll(async () => {
 function losingPendingWrites(store: SessionStore): SessionStore {
   return new Proxy(store, {
     get(target, key) {
-      if (key === 'addPendingTxs') return async () => undefined;
+      if (key === 'saveWrites') return async () => undefined;
       const value = Reflect.get(target, key, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },

@@ -28,6 +28,7 @@ import { SettingsSource } from './gate/settings.js';
 import { PoolSnapshot } from './ownership/pool-snapshot.js';
 import { createProxyOwnership } from './ownership/proxy-ownership.js';
 import { activeRequests } from './plugins/active-requests.js';
+import { lazyRequestLog } from './plugins/lazy-request-log.js';
 import { createProxyMetrics } from './proxy-metrics.js';
 import { controllerForward } from './routes/controller-forward.js';
 import { healthRoutes } from './routes/health.js';
@@ -82,6 +83,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   // a billed request): a random UUID, or the admitting replica's id on a valid forwarding hop.
   const app = createFastify(deps.logger, {
     bodyLimit,
+    childLoggerFactory: lazyRequestLog,
     requestIdHeader: false,
     genReqId: (req) => {
       const presented = req.headers['x-request-id'];
@@ -174,8 +176,9 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     admission.stop();
     await settings.stop();
   });
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
 
   await app.register(errorHandling);

@@ -33,4 +33,24 @@ describe('proxy metrics from session events', () => {
     // Bounded labels: neither the host nor the escrow id is a label.
     expect(text).not.toContain('gonka1host');
   });
+
+  it('counts answered requests and their tokens, added to requests_total and tokens_total at each scrape', async () => {
+    const registry = createMetricsRegistry({ app: 'proxy', version: 'test' });
+    const metrics = createProxyMetrics(registry, () => []);
+    metrics.countRequest({ route: 'pooled', model: 'm1', status: '200' }, 10, 64);
+    metrics.countRequest({ route: 'pooled', model: 'm1', status: '200' }, 12, 60);
+    metrics.countRequest({ route: 'escrow', model: 'm1', status: '502' }, 5, 0);
+    let text = await registry.metrics();
+    expect(text).toMatch(/^devshard_gateway_requests_total\{route="pooled",model="m1",status="200"\} 2$/m);
+    expect(text).toMatch(/^devshard_gateway_requests_total\{route="escrow",model="m1",status="502"\} 1$/m);
+    expect(text).toMatch(/^devshard_gateway_tokens_total\{direction="input"\} 27$/m);
+    expect(text).toMatch(/^devshard_gateway_tokens_total\{direction="output"\} 124$/m);
+    // A second scrape adds only what came since.
+    metrics.countRequest({ route: 'pooled', model: 'm1', status: '200' }, 1, 2);
+    text = await registry.metrics();
+    expect(text).toMatch(/^devshard_gateway_requests_total\{route="pooled",model="m1",status="200"\} 3$/m);
+    expect(text).toMatch(/^devshard_gateway_requests_total\{route="escrow",model="m1",status="502"\} 1$/m);
+    expect(text).toMatch(/^devshard_gateway_tokens_total\{direction="input"\} 28$/m);
+    expect(text).toMatch(/^devshard_gateway_tokens_total\{direction="output"\} 126$/m);
+  });
 });

@@ -9,6 +9,12 @@ const MS_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 25, 50, 100, 250, 500, 1000, 2500
 
 export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
 
+interface RequestLabels {
+  readonly route: 'pooled' | 'escrow';
+  readonly model: string;
+  readonly status: string;
+}
+
 export function createProxyMetrics(registry: Registry, owned: () => readonly OwnedEscrowInfo[]) {
   const registers = [registry];
   // Per escrow this replica owns: bounded by the pool size, never per request.
@@ -53,18 +59,54 @@ export function createProxyMetrics(registry: Registry, owned: () => readonly Own
     if (event.type === 'served_bytes') servedBytes.inc({ verdict: event.verdict });
     else if (event.type === 'dominant_host_blocked') dominantHostBlocks.inc();
   };
+  // Counted per request in plain numbers and added to the counters when scraped (issue 10:
+  // prom-client sorts, joins and validates the label object on every inc()).
+  const servedRequests = new Map<string, { labels: RequestLabels; count: number }>();
+  let inputTokens = 0;
+  let outputTokens = 0;
+  const requests = new Counter({
+    name: `${METRIC_PREFIX}requests_total`,
+    help: 'Chat requests by route, model and HTTP status.',
+    labelNames: ['route', 'model', 'status'] as const,
+    registers,
+    collect() {
+      for (const entry of servedRequests.values()) {
+        if (entry.count === 0) continue;
+        this.inc(entry.labels, entry.count);
+        entry.count = 0;
+      }
+    },
+  });
+  const tokens = new Counter({
+    name: `${METRIC_PREFIX}tokens_total`,
+    help: 'Tokens by direction (input, output).',
+    labelNames: ['direction'] as const,
+    registers,
+    collect() {
+      if (inputTokens > 0) this.inc({ direction: 'input' }, inputTokens);
+      if (outputTokens > 0) this.inc({ direction: 'output' }, outputTokens);
+      inputTokens = 0;
+      outputTokens = 0;
+    },
+  });
   return {
     escrowBalance,
     escrowNonce,
     servedBytes,
     dominantHostBlocks,
     onSessionEvent,
-    requests: new Counter({
-      name: `${METRIC_PREFIX}requests_total`,
-      help: 'Chat requests by route, model and HTTP status.',
-      labelNames: ['route', 'model', 'status'] as const,
-      registers,
-    }),
+    requests,
+    tokens,
+    /** One answered chat request: requests_total{route, model, status} and its tokens. */
+    countRequest(labels: RequestLabels, input: number, output: number): void {
+      // Bounded like the labels: routes × the pool's models × HTTP statuses.
+      const key = `${labels.route}\n${labels.model}\n${labels.status}`;
+      const entry = servedRequests.get(key);
+      if (entry) entry.count++;
+      else servedRequests.set(key, { labels, count: 1 });
+      inputTokens += input;
+      outputTokens += output;
+    },
     addedLatency: new Histogram({
       name: `${METRIC_PREFIX}added_latency_ms`,
       help: 'Total request time minus upstream time, in ms.',
@@ -81,12 +123,6 @@ export function createProxyMetrics(registry: Registry, owned: () => readonly Own
       name: `${METRIC_PREFIX}time_to_first_token_ms`,
       help: 'Time from request to the first chunk sent to the client, in ms.',
       buckets: MS_BUCKETS,
-      registers,
-    }),
-    tokens: new Counter({
-      name: `${METRIC_PREFIX}tokens_total`,
-      help: 'Tokens by direction (input, output).',
-      labelNames: ['direction'] as const,
       registers,
     }),
     inFlight: new Gauge({

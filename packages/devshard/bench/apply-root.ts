@@ -7,7 +7,7 @@ import { signExecutorReceipt } from '../src/signing/executor-receipt.js';
 import { applyDiff } from '../src/state/apply-diff.js';
 import { composeDiff } from '../src/state/compose.js';
 import { createSessionState } from '../src/state/init.js';
-import { recordEntry } from '../src/state/record.js';
+import { updateRecord } from '../src/state/record.js';
 import { liveHashOf, stateRootOf, withRoot } from '../src/state/root.js';
 import type { SessionState } from '../src/state/types.js';
 
@@ -61,7 +61,7 @@ for (const live of [0, 100, 300, 1_000]) {
   console.log(`\n${live} live records`);
   time('liveHashOf (all cached entries)', 200, () => liveHashOf(s.inferences));
   time('re-encoding every live record (what the entry cache avoids)', 50, () => {
-    for (const r of s.inferences.values()) recordEntry(r);
+    for (const r of s.inferences.values()) updateRecord(r, {});
   });
   time('stateRootOf (given live_hash)', 2_000, () => stateRootOf(s, s.liveHash));
   time('withRoot, live map changed', 200, () => withRoot({ ...s, inferences: new Map(s.inferences) }, s));

@@ -5,7 +5,7 @@
 // process CPU µs, with every record live (no sealing) and with sealing (grace 200 nonces, 0 s).
 //   pnpm --filter @gonka-gateway/devshard bench:state            (all nonces)
 //   pnpm --filter @gonka-gateway/devshard bench:state -- 100 1000 (chosen nonces)
-//   pnpm --filter @gonka-gateway/devshard bench:state -- --rss 1000   (memory of one state)
+//   pnpm --filter @gonka-gateway/devshard bench:state -- --rss 1000 [--finished]   (memory of one state)
 import { readFileSync } from 'node:fs';
 import { PrivateKey } from '@gonka-gateway/chain';
 import { newMsg, txOf } from '../src/proto/tx-builders.js';
@@ -233,28 +233,39 @@ export function stateCostLines(nonces: readonly number[], requests = 200, rounds
   return lines;
 }
 
-/** Heap and RSS of one session state whose `nonce` diffs were really composed (all records live). */
-export function stateMemoryLine(nonce: number): string {
+/** Heap + off-heap (Buffers) bytes and RSS after full collections. */
+function retained(): { bytes: number; rss: number } {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
-  const rss0 = process.memoryUsage().rss;
-  const heap0 = process.memoryUsage().heapUsed;
-  let s = stateAt(0, false);
-  const txs = requestTxs(2n);
-  s = composeDiff(s, [start(1n)]).state;
-  for (let k = 2n; k <= BigInt(nonce); k++) {
-    const [, , st] = k === 2n ? txs : [undefined, undefined, start(k)];
-    s = composeDiff(s, [st!]).state;
-  }
   gc?.();
   const m = process.memoryUsage();
-  return `state at nonce ${nonce} (${s.inferences.size} live): heap +${((m.heapUsed - heap0) / 2 ** 20).toFixed(1)} MB, RSS +${((m.rss - rss0) / 2 ** 20).toFixed(1)} MB, external ${(m.external / 2 ** 20).toFixed(1)} MB`;
+  return { bytes: m.heapUsed + m.external, rss: m.rss };
+}
+
+function memoryLine(what: string, before: { bytes: number; rss: number }, s: SessionState): string {
+  const after = retained();
+  const live = s.inferences.size;
+  const mb = (b: number) => (b / 2 ** 20).toFixed(1);
+  return `${what} (${live} live): heap + external +${mb(after.bytes - before.bytes)} MB (${Math.round((after.bytes - before.bytes) / live)} B per live record), RSS +${mb(after.rss - before.rss)} MB`;
+}
+
+/**
+ * Memory of one session state at `nonce` with every record live (run with --expose-gc, one
+ * measurement per process): by default a state whose `nonce` diffs were really composed (each a
+ * Start: Pending records); `finished`: a state built of Finished records (what waits for its seal).
+ */
+export function stateMemoryLine(nonce: number, finished = false): string {
+  const before = retained();
+  if (finished) return memoryLine(`state at nonce ${nonce}, Finished records`, before, stateAt(nonce, false));
+  let s = stateAt(0, false);
+  for (let k = 1n; k <= BigInt(nonce); k++) s = composeDiff(s, [start(k)]).state;
+  return memoryLine(`state at nonce ${nonce}, composed (Pending records)`, before, s);
 }
 
 if (process.argv[1]?.endsWith('state-cost.ts')) {
   const args = process.argv.slice(2).filter((a) => a !== '--');
   if (args[0] === '--rss') {
-    console.log(stateMemoryLine(Number(args[1] ?? 1_000)));
+    console.log(stateMemoryLine(Number(args[1] ?? 1_000), args.includes('--finished')));
   } else {
     const nonces = args.length > 0 ? args.map(Number) : [100, 1_000, 5_000, 19_800];
     for (const line of stateCostLines(nonces, Number(process.env.BENCH_REQUESTS ?? 200))) console.log(line);

@@ -42,9 +42,12 @@ export {
   type SessionStore,
   SessionStoreError,
   SessionStoreErrorCode,
+  type SessionWrites,
   type StoredDiff,
+  type StoredHostProgress,
   type StoredPendingTx,
   type StoredSession,
+  type StoredSignatures,
 } from './session/store.js';
 export type { TimeoutKind, TimeoutOutcome } from './session/timeouts.js';
 export { UserSession, type UserSessionOptions } from './session/user-session.js';

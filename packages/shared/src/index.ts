@@ -1,5 +1,11 @@
 // Public surface of @gonka-gateway/shared.
-export { hashApiKey, matchesKeyHash, parseAdminKey, parseUserKeys } from './config/api-keys.js';
+export {
+  hashApiKey,
+  matchesDigest,
+  matchesKeyHash,
+  parseAdminKey,
+  parseUserKeys,
+} from './config/api-keys.js';
 export { chainClientFor } from './config/chain-client.js';
 export { configurationTable } from './config/config-table.js';
 export {

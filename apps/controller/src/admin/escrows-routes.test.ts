@@ -475,5 +475,19 @@ describe('POST /v1/admin/escrows', () => {
         await h.sql`select 1 from chain_tx_commitments where result->'request'->>'amount' = ${broke.request.amount}`,
       ).toHaveLength(0);
     });
+
+    it('a job that failed for no rule (stalled past the limit, retries spent) answers 503 and says how to resume', () => {
+      for (const reason of [
+        'job stalled more than allowable limit',
+        'connect ECONNREFUSED 127.0.0.1:1317',
+        undefined,
+      ]) {
+        const decoded = decodeJobError(reason);
+        expect(decoded.status).toBe(503);
+        expect(decoded.code).toBe('service_unavailable');
+        expect(decoded.message).toMatch(/same Idempotency-Key/);
+        expect(decoded.message).not.toContain('ECONNREFUSED');
+      }
+    });
   });
 });

@@ -48,7 +48,14 @@ export function decodeJobError(failedReason: string | undefined): GatewayError {
     if (typeof e.code === 'string' && typeof e.message === 'string')
       return new GatewayError(e.code, e.message, e.param === null ? {} : { param: e.param });
   } catch {}
-  return new GatewayError('internal_error', 'the create job failed; see the controller log');
+  // Not a rule violation (those are encoded above): the job stalled past BullMQ's limit (its
+  // controller died repeatedly) or a transient fault outlasted the retries. Nothing unknown was
+  // left behind: the commitment of the key records any broadcast, so the same request with the same
+  // Idempotency-Key resumes that tx (or reports its outcome) instead of sending a second one.
+  return new GatewayError(
+    'service_unavailable',
+    'the create job did not complete (interrupted or a transient fault outlasted its retries); retry with the same Idempotency-Key to resume it',
+  );
 }
 
 export async function runCreateEscrowJob(

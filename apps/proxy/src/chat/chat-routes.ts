@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import replyFrom from '@fastify/reply-from';
 import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
-import { GatewayError, type RedisKeys } from '@gonka-gateway/shared';
+import { GatewayError, type PoolEscrowState, type RedisKeys } from '@gonka-gateway/shared';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { KeyDirectory } from '../gate/key-directory.js';
@@ -16,7 +16,15 @@ import type { ProxyMetrics } from '../proxy-metrics.js';
 import { type Admission, estimateInputTokens } from './admission.js';
 import { bodyForHost, checkAccess, checkKey, decideMaxTokens } from './chat-policy.js';
 import { type ChatBody, chatBodySchema, escrowParamsSchema } from './chat-schema.js';
-import { HOP_HEADER, hopToken, isValidHop, ownerUrl, TICKET_HEADER } from './forward-to-owner.js';
+import {
+  HOP_HEADER,
+  hopToken,
+  isValidHop,
+  neverReachedOwner,
+  ownerUrl,
+  TICKET_HEADER,
+  UnreachableOwners,
+} from './forward-to-owner.js';
 import {
   checkStoredKey,
   keyAdmissionOf,
@@ -24,6 +32,7 @@ import {
   refusalOfCheck,
   refusalOfLimit,
 } from './key-limits.js';
+import { inOneWrite } from './one-write.js';
 import { serveOnSession } from './serve-on-session.js';
 import { sendUsage, servedCost } from './usage-events.js';
 
@@ -53,11 +62,16 @@ declare module 'fastify' {
   }
 }
 
+const RETRY_SHORTLY = { 'retry-after': '1', 'x-should-retry': 'true' };
+const ownerDidNotAnswer = () =>
+  new GatewayError('service_unavailable', 'the owner replica did not answer; retry shortly');
+
 function sendError(reply: FastifyReply, error: GatewayError, headers: Record<string, string> = {}) {
   return reply.status(error.status).headers(headers).send(error.toBody());
 }
 
 export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Promise<void> {
+  const unreachable = new UnreachableOwners();
   await app.register(replyFrom, { undici: { connections: 128, pipelining: 1 } });
   app.decorateRequest('rawBody', undefined);
   // The exact bytes are kept: the host runs (and prompt_hash covers) what the client sent (§2.5).
@@ -77,8 +91,13 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
   );
 
   // A missing or wrong key is refused before the body is read (spec §5.1).
-  app.addHook('onRequest', async (request) => {
-    checkKey(request.caller);
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      checkKey(request.caller);
+    } catch (error) {
+      return done(error as Error);
+    }
+    done();
   });
 
   const handle = async (request: FastifyRequest, reply: FastifyReply, escrowId: bigint | undefined) => {
@@ -201,74 +220,95 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     });
 
     if (outcome.kind === 'not_here') {
-      const url =
-        forwarded || ticket === undefined
-          ? undefined
-          : ownerUrl(o.pool, o.replicaId, (e) =>
-              escrowId !== undefined ? e.escrowId === escrowId : e.modelId === body.model,
-            );
+      const owners = (e: PoolEscrowState) =>
+        escrowId !== undefined ? e.escrowId === escrowId : e.modelId === body.model;
+      const skip = (u: string) => unreachable.has(u);
+      const url = forwarded || ticket === undefined ? undefined : ownerUrl(o.pool, o.replicaId, owners, skip);
       if (!url) {
         settleBudget(0n, undefined);
+        // Owners exist but each refused a connection a moment ago: the same answer as a refused
+        // forward, not "no escrow" (the pool still lists them until their leases expire).
+        if (!forwarded && ticket !== undefined && ownerUrl(o.pool, o.replicaId, owners) !== undefined) {
+          return sendError(reply, ownerDidNotAnswer(), { ...headers, ...RETRY_SHORTLY });
+        }
         return sendError(
           reply,
           new GatewayError('no_escrow_available', `no escrow can serve model ${body.model} now`),
           { ...headers, 'retry-after': '10' },
         );
       }
-      o.metrics.forwarded.inc();
-      return reply.from(`${url}${request.url}`, {
-        // With a content type, reply-from sends the bytes as they are (no JSON.stringify).
-        body: hostBody,
-        contentType: 'application/json',
-        // The owner went away between the snapshot and the call: retryable, never a bare 500.
-        onError: (r, { error }) => {
-          request.log.warn({ err: error }, 'forward to the owner replica failed');
-          if (r.sent) return;
-          void sendError(
-            r as FastifyReply,
-            new GatewayError('service_unavailable', 'the owner replica did not answer; retry shortly'),
-            { 'retry-after': '1', 'x-should-retry': 'true' },
-          );
-        },
-        rewriteRequestHeaders: (_req, h) => ({
-          ...h,
-          'x-request-id': request.id,
-          [HOP_HEADER]: hopToken(o.hopSecret, request.id),
-          ...(ticket !== undefined ? { [TICKET_HEADER]: ticket } : {}),
-        }),
-        // The owner does not know this replica's rate-limit state: its headers are added here.
-        rewriteHeaders: (h) => ({ ...h, ...headers }),
-      });
+      const forwardTo = (target: string, r: FastifyReply): FastifyReply => {
+        o.metrics.forwarded.inc();
+        return r.from(`${target}${request.url}`, {
+          // With a content type, reply-from sends the bytes as they are (no JSON.stringify).
+          body: hostBody,
+          contentType: 'application/json',
+          onError: (failed, { error }) => {
+            request.log.warn({ err: error }, 'forward to the owner replica failed');
+            if (failed.sent) return;
+            // An owner that died keeps its escrows in the pool until its lease expires: one that
+            // never read the request is skipped, and the request goes to another live owner.
+            if (neverReachedOwner(error as { code?: string; cause?: unknown })) {
+              unreachable.mark(target);
+              const next = ownerUrl(o.pool, o.replicaId, owners, skip);
+              if (next) {
+                forwardTo(next, failed as FastifyReply);
+                return;
+              }
+            }
+            // The owner went away between the snapshot and the call: retryable, never a bare 500.
+            void sendError(failed as FastifyReply, ownerDidNotAnswer(), RETRY_SHORTLY);
+          },
+          rewriteRequestHeaders: (_req, h) => ({
+            ...h,
+            'x-request-id': request.id,
+            [HOP_HEADER]: hopToken(o.hopSecret, request.id),
+            ...(ticket !== undefined ? { [TICKET_HEADER]: ticket } : {}),
+          }),
+          // The owner does not know this replica's rate-limit state: its headers are added here.
+          rewriteHeaders: (h) => ({ ...h, ...headers }),
+        });
+      };
+      return forwardTo(url, reply);
     }
 
     const totalMs = performance.now() - started;
-    o.metrics.requests.inc({
-      route: escrowId === undefined ? 'pooled' : 'escrow',
-      model: body.model,
-      status: String(outcome.status),
-    });
+    o.metrics.countRequest(
+      {
+        route: escrowId === undefined ? 'pooled' : 'escrow',
+        model: body.model,
+        status: String(outcome.status),
+      },
+      outcome.inputTokens ?? inputTokens,
+      outcome.outputTokens,
+    );
     o.metrics.addedLatency.observe(Math.max(0, totalMs - outcome.upstreamMs));
     o.metrics.upstreamLatency.observe(outcome.upstreamMs);
     if (outcome.ttftMs !== undefined) o.metrics.timeToFirstToken.observe(outcome.ttftMs);
-    o.metrics.tokens.inc({ direction: 'input' }, outcome.inputTokens ?? inputTokens);
-    o.metrics.tokens.inc({ direction: 'output' }, outcome.outputTokens);
     const cost = servedCost(o.sessions, outcome.escrowId, outcome.nonces);
-    settleBudget(cost?.cost ?? 0n, (outcome.inputTokens ?? inputTokens) + outcome.outputTokens);
-    void sendUsage(o.redis, o.keys, {
-      requestId: request.id,
-      keyId:
-        request.caller.kind === 'admin' || request.caller.kind === 'user' ? request.caller.keyId : 'none',
-      model: body.model,
-      escrowId: outcome.escrowId?.toString(),
-      nonces: outcome.nonces,
-      inputTokens: outcome.inputTokens ?? inputTokens,
-      outputTokens: outcome.outputTokens,
-      status: outcome.status,
-      totalMs,
-      ttftMs: outcome.ttftMs,
-      replicaId: o.replicaId,
-      cost,
-    }).catch((error: Error) => request.log.warn({ err: error }, 'usage event not sent'));
+    // The request's closing commands leave in one socket write (issue 10: each write costs the
+    // process more than the commands): the admission release — the answer has been handed to the
+    // socket, nothing of the request runs here any more; the close listener only covers requests
+    // that end another way — the budget settle and the usage event.
+    inOneWrite(o.redis, () => {
+      if (ticket !== undefined) void o.admission.release(ticket).catch(() => undefined);
+      settleBudget(cost?.cost ?? 0n, (outcome.inputTokens ?? inputTokens) + outcome.outputTokens);
+      void sendUsage(o.redis, o.keys, {
+        requestId: request.id,
+        keyId:
+          request.caller.kind === 'admin' || request.caller.kind === 'user' ? request.caller.keyId : 'none',
+        model: body.model,
+        escrowId: outcome.escrowId?.toString(),
+        nonces: outcome.nonces,
+        inputTokens: outcome.inputTokens ?? inputTokens,
+        outputTokens: outcome.outputTokens,
+        status: outcome.status,
+        totalMs,
+        ttftMs: outcome.ttftMs,
+        replicaId: o.replicaId,
+        cost,
+      }).catch((error: Error) => request.log.warn({ err: error }, 'usage event not sent'));
+    });
     return reply;
   };
 

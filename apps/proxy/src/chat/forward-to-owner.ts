@@ -19,17 +19,52 @@ export function isValidHop(secret: Buffer, requestId: string, presented: unknown
   return timingSafeEqual(Buffer.from(hopToken(secret, requestId)), Buffer.from(presented));
 }
 
+/**
+ * Owner URLs that refused a connection a moment ago. A replica killed without a goodbye stays in the
+ * pool and the replica directory until its lease expires (GATEWAY_LEASE_TTL_MS); until then a forward
+ * to it fails at connect. Skipping it for a few seconds sends the next requests to the live owners
+ * instead of answering 503 for the whole lease (issue 13 note, "forwarding to a just-dead owner").
+ */
+export class UnreachableOwners {
+  readonly #until = new Map<string, number>();
+  constructor(private readonly holdMs = 5_000) {}
+
+  mark(url: string, now = Date.now()): void {
+    this.#until.set(url, now + this.holdMs);
+  }
+
+  has(url: string, now = Date.now()): boolean {
+    const until = this.#until.get(url);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.#until.delete(url);
+    return false;
+  }
+}
+
+/**
+ * True when a forward failed before the owner could have read the request (refused, unreachable,
+ * connect timeout), so sending it to another owner cannot serve it twice. A reset or a timeout after
+ * the request left is not retried: the owner may have started the inference.
+ */
+export function neverReachedOwner(error: { code?: string; cause?: unknown }): boolean {
+  if (error.code === 'UND_ERR_CONNECT_TIMEOUT') return true;
+  const cause = error.cause as { code?: string } | undefined;
+  return cause?.code === 'ECONNREFUSED' || cause?.code === 'EHOSTUNREACH' || cause?.code === 'ENETUNREACH';
+}
+
 /** An owner replica's internal URL for the model (or one escrow), other than this replica. */
 export function ownerUrl(
   pool: PoolSnapshot,
   selfId: string,
   match: (e: PoolEscrowState) => boolean,
+  skip: (url: string) => boolean = () => false,
 ): string | undefined {
   const candidates: { url: string; weight: number }[] = [];
   for (const e of pool.escrows) {
     if (!match(e) || e.status !== 'active' || !e.owner || e.owner === selfId) continue;
     const url = pool.replicaUrl(e.owner);
-    if (url) candidates.push({ url, weight: Math.max(1, e.capacityWeight) });
+    if (url && !skip(url)) candidates.push({ url, weight: Math.max(1, e.capacityWeight) });
   }
   if (candidates.length === 0) return undefined;
   // Weighted by capacity: the owners balance their own escrows; this spreads between owners.

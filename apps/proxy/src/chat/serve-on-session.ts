@@ -195,8 +195,11 @@ export async function serveOnSession(
   }
 }
 
+/** Searched as bytes: a string needle is re-read on every call, and this runs once per chunk. */
+const USAGE_KEY = Buffer.from('"usage"');
+
 function parseUsageFrame(line: Uint8Array) {
   // Cheap pre-check: only lines that mention usage are parsed.
-  if (!Buffer.from(line.buffer, line.byteOffset, line.byteLength).includes('"usage"')) return undefined;
+  if (Buffer.from(line.buffer, line.byteOffset, line.byteLength).indexOf(USAGE_KEY) < 0) return undefined;
   return usageOf(parseDataLine(line));
 }

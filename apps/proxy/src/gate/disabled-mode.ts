@@ -15,15 +15,17 @@ export function isAdminPath(path: string): boolean {
 
 export const disabledMode = fp(
   async (app: FastifyInstance, options: { settings: SettingsSource }) => {
-    app.addHook('onRequest', async (request, reply) => {
+    // A callback hook: an enabled gateway passes without a promise per request (issue 10).
+    app.addHook('onRequest', (request, reply, done) => {
       const disabled = options.settings.current.disabled;
-      if (!disabled.enabled) return;
+      if (!disabled.enabled) return done();
       const path = request.url.split('?')[0] ?? '/';
-      if (OPERATIONAL.has(path)) return;
-      if (request.caller.kind === 'admin' && isAdminPath(path)) return;
+      if (OPERATIONAL.has(path)) return done();
+      if (request.caller.kind === 'admin' && isAdminPath(path)) return done();
       const newUrl = disabled.newUrl ?? '';
       if (newUrl) reply.header('location', newUrl);
-      return reply.status(308).send({ status: 'disabled', message: disabled.message, new_url: newUrl });
+      // Answered here: the request goes no further (done is not called).
+      reply.status(308).send({ status: 'disabled', message: disabled.message, new_url: newUrl });
     });
   },
   { name: 'disabled-mode', dependencies: ['authentication'] },

@@ -18,6 +18,8 @@ export interface PoolSnapshotOptions {
 export class PoolSnapshot {
   readonly #o: PoolSnapshotOptions;
   #escrows: readonly PoolEscrowState[] = [];
+  /** The models of #escrows, made once per read: every chat request asks (issue 10). */
+  #models: ReadonlySet<string> = new Set();
   #replicas: readonly LiveReplica[] = [];
   #loadedAt: number | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -41,8 +43,8 @@ export class PoolSnapshot {
     return this.#replicas;
   }
 
-  models(): Set<string> {
-    return new Set(this.#escrows.map((e) => e.modelId));
+  models(): ReadonlySet<string> {
+    return this.#models;
   }
 
   replicaUrl(replicaId: string): string | undefined {
@@ -76,6 +78,7 @@ export class PoolSnapshot {
           }
         }
         this.#escrows = escrows;
+        this.#models = new Set(escrows.map((e) => e.modelId));
         this.#replicas = await this.#o.directory.live();
         this.#loadedAt = Date.now();
       } finally {

@@ -15,14 +15,21 @@ export const activeRequests = fp(
     let count = 0;
     const counted = new WeakSet<object>();
     app.decorate('activeRequests', () => count);
-    app.addHook('onRequest', async (request) => {
-      if (UNCOUNTED.has(request.routeOptions.url ?? '')) return;
-      counted.add(request);
-      count++;
+    // Callback hooks: no promise per request (issue 10).
+    app.addHook('onRequest', (request, _reply, done) => {
+      // The path from the raw URL: request.routeOptions builds and freezes an object on every read.
+      const url = request.url;
+      const query = url.indexOf('?');
+      if (!UNCOUNTED.has(query < 0 ? url : url.slice(0, query))) {
+        counted.add(request);
+        count++;
+      }
+      done();
     });
     // onResponse also runs for aborted requests, so the count cannot leak.
-    app.addHook('onResponse', async (request) => {
+    app.addHook('onResponse', (request, _reply, done) => {
       if (counted.delete(request)) count--;
+      done();
     });
   },
   { name: 'active-requests' },

@@ -34,12 +34,16 @@ export interface UsageWriterOptions {
 type Entry = [id: string, fields: string[]];
 type ReadReply = [stream: string, entries: Entry[]][] | null;
 
+const entriesOf = (reply: ReadReply): Entry[] => reply?.[0]?.[1] ?? [];
+
 export class UsageWriter {
   readonly #o: UsageWriterOptions;
   /** Blocking reads get their own connection so they never stall the proxy's commands. */
   #conn: Redis | undefined;
   #loop: Promise<void> | undefined;
   #running = false;
+  /** Ids of the last batch the loop inserted, acknowledged with its next read. */
+  #acks: string[] = [];
 
   constructor(options: UsageWriterOptions) {
     this.#o = options;
@@ -56,40 +60,41 @@ export class UsageWriter {
   async stop(): Promise<void> {
     this.#running = false;
     await this.#loop;
+    const acks = this.#acks;
+    this.#acks = [];
+    if (acks.length > 0) await this.#ack(acks).catch((error: Error) => this.#o.onError?.(error));
     this.#conn?.disconnect();
     this.#conn = undefined;
   }
 
   /** Reads, writes and acknowledges one batch; true when it handled entries. Exposed for tests. */
   async step(conn: Redis = this.#o.redis, id: '>' | '0' = '>', block = true): Promise<boolean> {
-    const { keys, consumer } = this.#o;
-    const count = this.#o.batchSize ?? 200;
-    const reply = (await (block
-      ? conn.xreadgroup(
-          'GROUP',
-          USAGE_GROUP,
-          consumer,
-          'COUNT',
-          count,
-          'BLOCK',
-          this.#o.blockMs ?? 1000,
-          'STREAMS',
-          keys.usageStream,
-          id,
-        )
-      : conn.xreadgroup(
-          'GROUP',
-          USAGE_GROUP,
-          consumer,
-          'COUNT',
-          count,
-          'STREAMS',
-          keys.usageStream,
-          id,
-        ))) as ReadReply;
-    const entries = reply?.[0]?.[1] ?? [];
+    const entries = await this.#read(conn, id, block, []);
     await this.write(entries);
     return entries.length > 0;
+  }
+
+  /**
+   * XREADGROUP, with `acks` — ids of the batch before, in usage_records already — acknowledged in
+   * the same socket write (issue 10: one write per batch window instead of two). An XACK that fails
+   * leaves those entries pending; XAUTOCLAIM brings them back and the insert is idempotent.
+   */
+  async #read(conn: Redis, id: '>' | '0', block: boolean, acks: readonly string[]): Promise<Entry[]> {
+    const { keys, consumer } = this.#o;
+    const args: (string | number)[] = ['GROUP', USAGE_GROUP, consumer, 'COUNT', this.#o.batchSize ?? 200];
+    if (block) args.push('BLOCK', this.#o.blockMs ?? 1000);
+    args.push('STREAMS', keys.usageStream, id);
+    const read = args as Parameters<Redis['xreadgroup']>;
+    if (acks.length === 0) return entriesOf((await conn.xreadgroup(...read)) as ReadReply);
+    const replies = await conn
+      .pipeline()
+      .xack(keys.usageStream, USAGE_GROUP, ...acks)
+      .xreadgroup(...read)
+      .exec();
+    const [[ackError], [readError, reply]] = replies as [[Error | null], [Error | null, unknown]];
+    if (ackError) this.#o.onError?.(ackError);
+    if (readError) throw readError;
+    return entriesOf(reply as ReadReply);
   }
 
   /** Takes over entries another consumer left pending longer than claimIdleMs, and writes them. */
@@ -117,7 +122,13 @@ export class UsageWriter {
 
   /** Insert (idempotent), then XACK: a crash in between only redelivers. */
   async write(entries: readonly Entry[]): Promise<void> {
-    if (entries.length === 0) return;
+    const acks = await this.#insert(entries);
+    if (acks.length > 0) await this.#ack(acks);
+  }
+
+  /** The batch's rows into usage_records; returns the ids it may acknowledge. */
+  async #insert(entries: readonly Entry[]): Promise<string[]> {
+    if (entries.length === 0) return [];
     const rows: UsageRow[] = [];
     for (const [id, fields] of entries) {
       const row = usageRowOf(fields ?? []);
@@ -125,7 +136,11 @@ export class UsageWriter {
       else this.#o.onError?.(new Error(`usage entry ${id} is not a usage record; acknowledged`));
     }
     if (rows.length > 0) await insertUsageRows(this.#o.sql, dedupeRows(rows));
-    await this.#o.redis.xack(this.#o.keys.usageStream, USAGE_GROUP, ...entries.map(([id]) => id));
+    return entries.map(([id]) => id);
+  }
+
+  async #ack(ids: readonly string[]): Promise<void> {
+    await this.#o.redis.xack(this.#o.keys.usageStream, USAGE_GROUP, ...ids);
   }
 
   async ensureGroup(): Promise<void> {
@@ -151,7 +166,11 @@ export class UsageWriter {
           lastClaim = Date.now();
           await this.claim();
         }
-        if ((await this.step(this.#conn)) && this.#running) {
+        const entries = await this.#read(this.#conn!, '>', true, this.#acks);
+        this.#acks = [];
+        // Acknowledged with the next read, or at stop.
+        this.#acks = await this.#insert(entries);
+        if (entries.length > 0 && this.#running) {
           await new Promise((r) => setTimeout(r, this.#o.batchWindowMs ?? 100));
         }
       } catch (error) {

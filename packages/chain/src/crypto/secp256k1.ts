@@ -1,10 +1,22 @@
 // The one place the gateway, the devnet and the devshard protocol sign and verify through. The
 // backend (native libsecp256k1 or noble, see curve-backend.ts) is chosen once per process.
-import { sha256 } from '@noble/hashes/sha2.js';
+import * as crypto from 'node:crypto';
 import * as secp from '@noble/secp256k1';
 import { type CurveBackend, selectBackend } from './curve-backend.js';
 
-export { sha256 };
+// crypto.hash (Node ≥ 20.12) is OpenSSL's one-shot digest: ~0.6 µs for a 200-byte preimage and
+// ~5 µs for 10 KB, against ~1.7 µs and ~45 µs for @noble/hashes' JS (SHA-NI on x86). Same bytes.
+const oneShot = (crypto as { hash?: (alg: string, data: Uint8Array, enc: 'buffer') => Buffer }).hash;
+
+/** SHA-256 of `data` as a fresh 32-byte array. */
+export function sha256(data: Uint8Array): Uint8Array {
+  if (!(data instanceof Uint8Array)) throw new TypeError('sha256 input must be a Uint8Array');
+  const digest = oneShot
+    ? oneShot('sha256', data, 'buffer')
+    : crypto.createHash('sha256').update(data).digest();
+  // A digest Buffer owns its own 32-byte ArrayBuffer (never the shared pool): a plain view of it.
+  return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength);
+}
 
 export const SECP256K1_ORDER = secp.Point.CURVE().n;
 

@@ -164,6 +164,22 @@ describe('ProtoWriter', () => {
     expect(() => new ProtoWriter().int64(1, -(2n ** 63n) - 1n)).toThrow(RangeError);
   });
 
+  it('writes a sub-message in place (beginMessage/endMessage) as message() writes it encoded apart', () => {
+    const next = rng(20261125);
+    // Lengths around the 1-, 2- and 3-byte varint bounds, with the pooled buffer growing midway.
+    for (const size of [0, 1, 127, 128, 129, 300, 16_383, 16_384, 70_000]) {
+      const prefix = Math.floor(next() * 40);
+      const content = new Uint8Array(size).map(() => Math.floor(next() * 256));
+      const apart = new ProtoWriter().bytes(1, new Uint8Array(prefix).fill(9));
+      apart.message(5, new ProtoWriter().raw(content).finish()).uint32(6, 3);
+      const inPlace = new ProtoWriter().bytes(1, new Uint8Array(prefix).fill(9));
+      const mark = inPlace.beginMessage(5);
+      inPlace.raw(content);
+      inPlace.endMessage(mark).uint32(6, 3);
+      expect(Buffer.from(inPlace.finish()).equals(Buffer.from(apart.finish())), `size ${size}`).toBe(true);
+    }
+  });
+
   it('appends raw field bytes in place', () => {
     const raw = new ProtoWriter().string(7, 'x').finish();
     expect([...new ProtoWriter().uint32(1, 1).raw(raw).uint32(9, 2).finish()]).toEqual([

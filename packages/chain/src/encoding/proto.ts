@@ -133,6 +133,40 @@ export class ProtoWriter {
     return this;
   }
 
+  /**
+   * Opens a length-delimited field whose content the caller writes next into this writer, closed by
+   * endMessage(mark): the same bytes as message(field, separately encoded content) without a writer
+   * and a copy per sub-message. One byte is reserved for the length; a longer length moves the
+   * content up (copyWithin) once it is known.
+   */
+  beginMessage(field: number): number {
+    this.tag(field, LEN);
+    this.ensure(1);
+    return this.len++;
+  }
+
+  endMessage(mark: number): this {
+    const length = this.len - mark - 1;
+    if (length < 128) {
+      this.buf[mark] = length;
+      return this;
+    }
+    let size = 1;
+    for (let v = length >>> 7; v > 0; v >>>= 7) size++;
+    this.ensure(size - 1);
+    const buf = this.buf;
+    buf.copyWithin(mark + size, mark + 1, this.len);
+    let at = mark;
+    let v = length;
+    while (v > 127) {
+      buf[at++] = (v & 127) | 128;
+      v >>>= 7;
+    }
+    buf[at] = v;
+    this.len += size - 1;
+    return this;
+  }
+
   /** Bytes that are already a valid field sequence (unknown fields kept from a peer, §10.1). */
   raw(encodedFields: Uint8Array): this {
     this.append(encodedFields);

@@ -15,4 +15,6 @@ export function u32be(value: number): Uint8Array {
   return out;
 }
 
-export const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const encoder = new TextEncoder();
+
+export const utf8 = (text: string): Uint8Array => encoder.encode(text);

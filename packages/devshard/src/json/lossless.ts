@@ -64,13 +64,23 @@ class Reader {
   string(): string {
     const start = this.pos;
     this.pos++;
+    // Without an escape or a control character the text between the quotes is the value itself
+    // (base64, keys, most strings): no JSON.parse of a slice then; anything else goes through it.
+    let plain = true;
     for (;;) {
       const c = this.s.charCodeAt(this.pos);
       if (Number.isNaN(c)) this.fail('unterminated string');
       if (c === 0x22) break;
-      this.pos += c === 0x5c ? 2 : 1;
+      if (c === 0x5c) {
+        plain = false;
+        this.pos += 2;
+      } else {
+        if (c < 0x20) plain = false;
+        this.pos++;
+      }
     }
     this.pos++;
+    if (plain) return this.s.slice(start + 1, this.pos - 1);
     return JSON.parse(this.s.slice(start, this.pos)) as string;
   }
 

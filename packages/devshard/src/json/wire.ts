@@ -55,13 +55,33 @@ export interface MetaEvent {
 const b64 = (v: Uint8Array | undefined) => (v && v.length > 0 ? encodeBase64(v) : undefined);
 const nonZero = (v: bigint | undefined) => (v !== undefined && v !== 0n ? v : undefined);
 
+/**
+ * The wire forms of recent diffs: a diff goes to every host that lacks it (about one send per host,
+ * soon after it is composed), and its `txs` blob and JSON text would otherwise be rebuilt for each
+ * send. Diffs and wire forms are immutable, so a cached value is the one a rebuild would give. A
+ * small FIFO of strong entries rather than a WeakMap over the whole diff window: bounded memory and
+ * no ephemeron per held diff for the GC to trace.
+ */
+const RECENT_MAX = 256;
+const wireOfDiff = new Map<SignedDiff, DiffWire>();
+const textOfDiffWire = new Map<DiffWire, string>();
+
+function remember<K, V>(cache: Map<K, V>, key: K, value: V): V {
+  if (cache.size >= RECENT_MAX) cache.delete(cache.keys().next().value as K);
+  cache.set(key, value);
+  return value;
+}
+
 export function diffToWire(diff: SignedDiff): DiffWire {
-  return {
-    nonce: diff.nonce,
-    txs: encodeDiffContent({ nonce: diff.nonce, txs: diff.txs }),
-    userSig: diff.userSig,
-    ...(diff.postStateRoot.length > 0 ? { postStateRoot: diff.postStateRoot } : {}),
-  };
+  return (
+    wireOfDiff.get(diff) ??
+    remember(wireOfDiff, diff, {
+      nonce: diff.nonce,
+      txs: encodeDiffContent({ nonce: diff.nonce, txs: diff.txs }),
+      userSig: diff.userSig,
+      ...(diff.postStateRoot.length > 0 ? { postStateRoot: diff.postStateRoot } : {}),
+    })
+  );
 }
 
 /**
@@ -82,15 +102,6 @@ export function diffFromWire(wire: DiffWire, options: { strict?: boolean } = {})
   };
 }
 
-function diffWireJson(d: DiffWire): JsonWritable {
-  return {
-    nonce: d.nonce,
-    txs: encodeBase64(d.txs),
-    user_sig: encodeBase64(d.userSig),
-    post_state_root: b64(d.postStateRoot),
-  };
-}
-
 function diffWireFrom(v: JsonValue): DiffWire {
   const o = asObject(v, 'diff');
   const root = optBytes(o, 'post_state_root');
@@ -102,23 +113,22 @@ function diffWireFrom(v: JsonValue): DiffWire {
   };
 }
 
-/** One DiffJSON object as text (e.g. to persist a diff exactly as it is sent). */
+/**
+ * One DiffJSON object as text (e.g. to persist a diff exactly as it is sent): the text
+ * stringifyJsonLossless gives for its members, written directly (base64 needs no JSON escaping).
+ */
 export function encodeDiffWire(d: DiffWire): string {
-  return stringifyJsonLossless(diffWireJson(d));
+  const cached = textOfDiffWire.get(d);
+  if (cached !== undefined) return cached;
+  let text = `{"nonce":${d.nonce},"txs":"${encodeBase64(d.txs)}","user_sig":"${encodeBase64(d.userSig)}"`;
+  if (d.postStateRoot !== undefined && d.postStateRoot.length > 0) {
+    text += `,"post_state_root":"${encodeBase64(d.postStateRoot)}"`;
+  }
+  return remember(textOfDiffWire, d, `${text}}`);
 }
 
 export function decodeDiffWire(text: string): DiffWire {
   return diffWireFrom(parseJsonLossless(text));
-}
-
-function payloadJson(p: PayloadWire): JsonWritable {
-  return {
-    prompt: encodeBase64(p.prompt),
-    model: p.model,
-    input_length: p.inputLength,
-    max_tokens: p.maxTokens,
-    started_at: p.startedAt,
-  };
 }
 
 function payloadFrom(v: JsonValue): PayloadWire {
@@ -132,14 +142,18 @@ function payloadFrom(v: JsonValue): PayloadWire {
   };
 }
 
+/** InferenceRequest JSON (§4.3), member order and omissions as stringifyJsonLossless writes them. */
 export function encodeInferenceRequest(req: InferenceRequestWire): string {
-  return stringifyJsonLossless({
-    diffs: req.diffs.map(diffWireJson),
-    nonce: req.nonce,
-    payload: req.payload ? payloadJson(req.payload) : undefined,
-    stream: req.stream ? true : undefined,
-    force_height_sync_anchor: req.forceHeightSyncAnchor ? true : undefined,
-  });
+  let text = '{"diffs":[';
+  for (let i = 0; i < req.diffs.length; i++) {
+    if (i > 0) text += ',';
+    text += encodeDiffWire(req.diffs[i]!);
+  }
+  text += `],"nonce":${req.nonce}`;
+  if (req.payload) text += `,"payload":${encodePayload(req.payload)}`;
+  if (req.stream) text += ',"stream":true';
+  if (req.forceHeightSyncAnchor) text += ',"force_height_sync_anchor":true';
+  return `${text}}`;
 }
 
 export function decodeInferenceRequest(text: string): InferenceRequestWire {
@@ -155,7 +169,10 @@ export function decodeInferenceRequest(text: string): InferenceRequestWire {
 }
 
 export function encodePayload(p: PayloadWire): string {
-  return stringifyJsonLossless(payloadJson(p));
+  return (
+    `{"prompt":"${encodeBase64(p.prompt)}","model":${JSON.stringify(p.model)},` +
+    `"input_length":${p.inputLength},"max_tokens":${p.maxTokens},"started_at":${p.startedAt}}`
+  );
 }
 
 export function decodePayload(text: string): PayloadWire {
@@ -213,7 +230,11 @@ export type DevshardEvent =
 
 /** Classifies the JSON of one SSE `data:` line (not `[DONE]`); chat chunks come back as `other`. */
 export function decodeDevshardEvent(dataJson: string): DevshardEvent {
-  const value = parseJsonLossless(dataJson);
+  return devshardEventOf(parseJsonLossless(dataJson));
+}
+
+/** decodeDevshardEvent of JSON already parsed (lossless.ts). */
+export function devshardEventOf(value: JsonValue): DevshardEvent {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     if (value.devshard_receipt !== undefined) {
       return { type: 'receipt', event: receiptFrom(value.devshard_receipt) };

@@ -179,6 +179,17 @@ class Parser {
   string(): string {
     const b = this.b;
     this.pos++; // opening quote
+    // The usual key or value: printable ASCII without escapes up to the closing quote. Its bytes are
+    // its characters, so no decoding state is needed (the general path below gives the same string).
+    for (let i = this.pos; i < b.length; i++) {
+      const c = b[i]!;
+      if (c === 0x22) {
+        const plain = utf8.decode(b.subarray(this.pos, i));
+        this.pos = i + 1;
+        return plain;
+      }
+      if (c < 0x20 || c >= 0x80 || c === 0x5c) break;
+    }
     const parts: string[] = [];
     const codes: number[] = [];
     const flushCodes = () => {

@@ -55,36 +55,111 @@ function wireTypeOf(kind: FieldKind): number {
     : WIRE_VARINT;
 }
 
-function defaultOf(def: FieldDef): unknown {
+/**
+ * Per schema, built once on first use: a factory of the all-defaults message and an encoder. Both
+ * are generated as straight-line code over the schema's constant keys (like protobuf.js), so every
+ * message of one schema gets one object shape and each field read is a monomorphic property load;
+ * the generic loop over `msg[def.key]` made every load megamorphic (LoadIC, issue 10's profile).
+ * The code is built only from the schema definitions in this package, never from input.
+ */
+interface Compiled {
+  readonly defaults: () => Record<string, unknown>;
+  readonly write: (w: ProtoWriter, msg: Record<string, unknown>) => void;
+}
+
+const compiledSchemas = new WeakMap<MessageSchema<object>, Compiled>();
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function compiled(schema: MessageSchema<object>): Compiled {
+  let c = compiledSchemas.get(schema);
+  if (c === undefined) {
+    c = compile(schema);
+    compiledSchemas.set(schema, c);
+  }
+  return c;
+}
+
+function defaultCode(def: FieldDef): string {
   switch (def.kind) {
     case 'uint64':
     case 'int64':
-      return 0n;
+      return '0n';
     case 'uint32':
     case 'enum':
-      return 0;
+      return '0';
     case 'bool':
-      return false;
+      return 'false';
     case 'string':
-      return '';
+      return "''";
     case 'bytes':
-      return new Uint8Array(0);
+      return 'new Uint8Array(0)';
     case 'repeated':
-      return [];
+      return '[]';
     case 'message':
-      return undefined;
+      return 'undefined';
   }
 }
 
+function writeCode(def: FieldDef, i: number): string {
+  const v = `m.${def.key}`;
+  switch (def.kind) {
+    case 'uint64':
+    case 'int64':
+      return `w.uint64(${def.no}, ${v} ?? 0n);`;
+    case 'uint32':
+      return `w.uint32(${def.no}, ${v} ?? 0);`;
+    case 'enum':
+      // int32 enums are varints of the sign-extended 64-bit value.
+      return `w.int64(${def.no}, BigInt(${v} ?? 0));`;
+    case 'bool':
+      return `w.bool(${def.no}, Boolean(${v}));`;
+    case 'string':
+      return `w.string(${def.no}, ${v} ?? '');`;
+    case 'bytes':
+      return `w.bytes(${def.no}, ${v});`;
+    case 'message':
+      return `{ const v = ${v}; if (v !== undefined && v !== null) nested(w, ${def.no}, subs[${i}], v); }`;
+    case 'repeated':
+      return `{ const v = ${v}; if (v !== undefined && v !== null) for (const item of v) nested(w, ${def.no}, subs[${i}], item); }`;
+  }
+}
+
+function compile(schema: MessageSchema<object>): Compiled {
+  for (const def of schema.fields) {
+    if (!IDENTIFIER.test(def.key) || def.key === 'unknown' || !Number.isSafeInteger(def.no)) {
+      throw new Error(`${schema.name}: field ${def.key} (${def.no}) cannot be compiled`);
+    }
+  }
+  const subs = schema.fields.map((def) => def.schema);
+  const makeDefaults = new Function(
+    `return () => ({ ${schema.fields.map((def) => `${def.key}: ${defaultCode(def)}`).join(', ')} });`,
+  )() as Compiled['defaults'];
+  const write = new Function(
+    'nested',
+    'subs',
+    `return (w, m) => {
+      ${schema.fields.map(writeCode).join('\n      ')}
+      const u = m.unknown;
+      if (u instanceof Uint8Array && u.length > 0) w.raw(u);
+    };`,
+  )(writeNested, subs) as Compiled['write'];
+  return { defaults: makeDefaults, write };
+}
+
+/** A present sub-message (or repeated element), written in place: tag, length, fields. */
+function writeNested(w: ProtoWriter, no: number, schema: MessageSchema<object>, msg: object): void {
+  const mark = w.beginMessage(no);
+  compiled(schema).write(w, msg as Record<string, unknown>);
+  w.endMessage(mark);
+}
+
 function defaults(schema: MessageSchema<object>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const def of schema.fields) out[def.key] = defaultOf(def);
-  return out;
+  return compiled(schema).defaults();
 }
 
 /** A message with every field at its default, overridden by `fields`. */
 export function createMessage<T extends object>(schema: MessageSchema<T>, fields: Partial<T>): T {
-  return { ...defaults(schema), ...fields } as T;
+  return Object.assign(defaults(schema), fields) as T;
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -142,48 +217,9 @@ export function decodeMessage<T extends object>(schema: MessageSchema<T>, bytes:
   return out as T;
 }
 
-function writeFields(w: ProtoWriter, schema: MessageSchema<object>, msg: Record<string, unknown>): void {
-  for (const def of schema.fields) {
-    const v = msg[def.key];
-    switch (def.kind) {
-      case 'uint64':
-        w.uint64(def.no, (v as bigint | undefined) ?? 0n);
-        break;
-      case 'int64':
-        w.int64(def.no, (v as bigint | undefined) ?? 0n);
-        break;
-      case 'uint32':
-        w.uint32(def.no, (v as number | undefined) ?? 0);
-        break;
-      case 'enum':
-        // int32 enums are varints of the sign-extended 64-bit value.
-        w.int64(def.no, BigInt((v as number | undefined) ?? 0));
-        break;
-      case 'bool':
-        w.bool(def.no, Boolean(v));
-        break;
-      case 'string':
-        w.string(def.no, (v as string | undefined) ?? '');
-        break;
-      case 'bytes':
-        w.bytes(def.no, v as Uint8Array | undefined);
-        break;
-      case 'message':
-        if (v !== undefined && v !== null) w.message(def.no, encodeMessage(def.schema!, v as object));
-        break;
-      case 'repeated':
-        for (const item of (v as object[] | undefined) ?? [])
-          w.message(def.no, encodeMessage(def.schema!, item));
-        break;
-    }
-  }
-  const unknown = msg.unknown;
-  if (unknown instanceof Uint8Array && unknown.length > 0) w.raw(unknown);
-}
-
 /** Deterministic encoding (Go `proto.Marshal` with Deterministic: true), unknown fields last. */
 export function encodeMessage<T extends object>(schema: MessageSchema<T>, msg: T): Uint8Array {
   const w = new ProtoWriter();
-  writeFields(w, schema as MessageSchema<object>, msg as Record<string, unknown>);
+  compiled(schema as MessageSchema<object>).write(w, msg as Record<string, unknown>);
   return w.finish();
 }

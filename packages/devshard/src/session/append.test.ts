@@ -11,10 +11,10 @@ function flakyStore(t: ReturnType<typeof setup>) {
   const mode = { landThenFail: 0, down: false };
   const appends: StoredDiff[] = [];
   const store = wrapStore(t.store, {
-    appendDiff: async (id, d, token, consumed) => {
+    appendDiff: async (id, d, token, writes) => {
       appends.push(d);
       if (mode.down) throw new Error('connection refused');
-      await t.store.appendDiff(id, d, token, consumed);
+      await t.store.appendDiff(id, d, token, writes);
       if (mode.landThenFail > 0) {
         mode.landThenFail--;
         throw new Error('connection reset after COMMIT');
@@ -75,14 +75,14 @@ describe('write-ahead failures (architecture §2.3)', () => {
     let calls = 0;
     let down = true;
     const store = wrapStore(t.store, {
-      appendDiff: async (id, d, token, consumed) => {
+      appendDiff: async (id, d, token, writes) => {
         calls++;
         if (calls === 1) {
-          await t.store.appendDiff(id, d, token, consumed);
+          await t.store.appendDiff(id, d, token, writes);
           throw new Error('connection reset after COMMIT');
         }
         if (down) throw new Error('connection refused');
-        return t.store.appendDiff(id, d, token, consumed);
+        return t.store.appendDiff(id, d, token, writes);
       },
     });
     const s = await t.open({ store, appendAttempts: 2 });

@@ -12,16 +12,19 @@ import { InferenceStatus } from '../state/types.js';
 import { isSessionError, SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { faultSession, fencedWrite, ownershipLost, stillOwner } from './ownership.js';
-import { persistRemoved } from './pending-writes.js';
 import type { SessionContext } from './session-context.js';
-import { isSessionStoreError, SessionStoreErrorCode, type StoredDiff } from './store.js';
+import { persistRemoved } from './session-writes.js';
+import { isSessionStoreError, SessionStoreErrorCode, type SessionWrites, type StoredDiff } from './store.js';
 import type { Committed } from './write-ahead.js';
 
 /** A signed diff on its way to the store, with what adopting it in memory takes. */
 export interface Unresolved {
   readonly stored: StoredDiff;
-  /** Pending-tx keys the diff consumes (deleted in the append's transaction). */
-  readonly consumed: readonly string[];
+  /**
+   * What the append's statement carries (write-ahead.ts): the deletion of the pending txs the diff
+   * consumes, pruned payloads, and the session's waiting writes (session-writes.ts).
+   */
+  readonly writes: SessionWrites;
   /** Adopts the diff in memory once the store holds it. */
   readonly commit: () => Committed;
 }
@@ -40,7 +43,7 @@ export async function writeAhead(ctx: SessionContext, write: Unresolved): Promis
     if (attempt > 0) await ctx.clock.sleep(ctx.settings.appendRetryMs * 2 ** (attempt - 1));
     try {
       await fencedWrite(ctx, `appendDiff ${nonce}`, (token) =>
-        ctx.store.appendDiff(ctx.escrowId, write.stored, token, write.consumed),
+        ctx.store.appendDiff(ctx.escrowId, write.stored, token, write.writes),
       );
       ctx.unresolved = undefined;
       return;
@@ -79,7 +82,7 @@ export async function writeAhead(ctx: SessionContext, write: Unresolved): Promis
 export async function resolveUnresolved(ctx: SessionContext): Promise<void> {
   const write = ctx.unresolved;
   if (!write) return;
-  await writeAhead(ctx, write);
+  await ctx.writes.afterSaves(() => writeAhead(ctx, write));
   write.commit();
 }
 

@@ -38,12 +38,12 @@ describe('a client that goes away (architecture §5)', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     let first = true;
     const slow = wrapStore(t.store, {
-      appendDiff: async (id, d, token, consumed) => {
+      appendDiff: async (id, d, token, writes) => {
         if (first) {
           first = false;
           await gate;
         }
-        return t.store.appendDiff(id, d, token, consumed);
+        return t.store.appendDiff(id, d, token, writes);
       },
     });
     const s = await t.open({ store: slow });
@@ -62,8 +62,8 @@ describe('a client that goes away (architecture §5)', () => {
     await t.init();
     const gone = new AbortController();
     const aborting = wrapStore(t.store, {
-      appendDiff: async (id, d, token, consumed) => {
-        await t.store.appendDiff(id, d, token, consumed);
+      appendDiff: async (id, d, token, writes) => {
+        await t.store.appendDiff(id, d, token, writes);
         gone.abort(); // the client leaves right after the write-ahead
       },
     });

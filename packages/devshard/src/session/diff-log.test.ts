@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import type { PayloadWire } from '../json/wire.js';
 import { DiffLog } from './diff-log.js';
@@ -28,6 +30,23 @@ describe('DiffLog window', () => {
     expect(log.rootAt(131n)).toBeUndefined();
     expect(log.range(120n, 200n).map((d) => d.nonce)).toEqual([126n, 127n, 128n, 129n, 130n]);
     expect(() => log.append(diff(132))).toThrow(RangeError);
+  });
+
+  it('lets go of a diff as soon as it leaves the window (issue 10: memory independent of the nonce)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const log = new DiffLog(root(0), 0n, 5);
+    const dropped: WeakRef<StoredDiff>[] = [];
+    for (let n = 1; n <= 8; n++) {
+      const d = diff(n);
+      if (n <= 3) dropped.push(new WeakRef(d));
+      log.append(d);
+    }
+    expect(log.firstHeld).toBe(4n); // 1–3 left the window, long before the next batch cut (at 10)
+    await new Promise((r) => setImmediate(r)); // WeakRef targets are kept until the job ends
+    gc();
+    expect(dropped.map((r) => r.deref())).toEqual([undefined, undefined, undefined]);
+    expect(log.get(4n)?.nonce).toBe(4n);
   });
 
   it('keeps payloads apart from the diffs and only while the inference is Pending', () => {

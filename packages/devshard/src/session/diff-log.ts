@@ -11,8 +11,12 @@ import type { StoredDiff } from './store.js';
 export const DEFAULT_DIFF_WINDOW = 1_000;
 
 export class DiffLog {
-  /** Held diffs are #diffs[#head…]; the prefix before #head is garbage, dropped in batches. */
-  #diffs: StoredDiff[] = [];
+  /**
+   * Held diffs are #diffs[#head…]. A diff leaving the window has its slot cleared at once (else the
+   * prefix would keep up to `window` more diffs alive, a heap that swings with the nonce: issue 10);
+   * the empty prefix is cut off in batches so appending stays O(1).
+   */
+  #diffs: (StoredDiff | undefined)[] = [];
   #head = 0;
   #latest: bigint;
   readonly #window: number;
@@ -57,7 +61,7 @@ export class DiffLog {
     }
     this.#diffs.push(kept);
     this.#latest = diff.nonce;
-    if (this.held > this.#window) this.#head++;
+    if (this.held > this.#window) this.#diffs[this.#head++] = undefined;
     if (this.#head >= this.#window) {
       this.#diffs = this.#diffs.slice(this.#head);
       this.#head = 0;
@@ -86,7 +90,7 @@ export class DiffLog {
     const hi = to > this.#latest ? this.#latest : to;
     if (lo > hi) return [];
     const start = this.#head + Number(lo - first);
-    return this.#diffs.slice(start, start + Number(hi - lo) + 1);
+    return this.#diffs.slice(start, start + Number(hi - lo) + 1) as StoredDiff[]; // all at or after #head
   }
 
   payload(inferenceId: bigint): PayloadWire | undefined {

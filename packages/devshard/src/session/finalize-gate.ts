@@ -19,8 +19,8 @@ import { recoverFromMempools } from './delivery.js';
 import { isDominant } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { flushDiff } from './flush.js';
-import { pendingWritten } from './pending-writes.js';
 import { type SessionContext, targetAddress } from './session-context.js';
+import { queueWritten } from './session-writes.js';
 import { checkTimeouts } from './timeouts.js';
 
 export interface FinalizeGateOptions {
@@ -92,9 +92,9 @@ export async function passFinalizeGate(ctx: SessionContext, options: FinalizeGat
   if (ctx.state.phase !== SessionPhase.Active) return;
   if (unresolvedInferences(ctx).length > 0) {
     // The same mempool reads as a takeover (delivery.ts), limited to what is still unresolved; the
-    // Confirm/Finish found are durable (pending-writes.ts) before they are relied on.
+    // Confirm/Finish found are durable (session-writes.ts) before they are relied on.
     await recoverFromMempools(ctx, unresolvedInferences(ctx));
-    await pendingWritten(ctx);
+    await queueWritten(ctx);
   }
   if (unresolvedInferences(ctx).length > 0) {
     // Apply what is queued (a Confirm makes a refusal an execution case), then vote on deadlines.

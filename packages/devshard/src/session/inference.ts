@@ -13,16 +13,16 @@ import { newMsg, txOf } from '../proto/tx-builders.js';
 import { dedupKeys } from '../state/candidates.js';
 import { InferenceStatus } from '../state/types.js';
 import { HostErrorCode, isHostTransportError } from '../transport/errors.js';
-import type { ChatStream } from '../transport/types.js';
+import type { ChatEvent, ChatStream } from '../transport/types.js';
 import { resolveUnresolved } from './append.js';
 import { checkRejectedDiff, openChat, readMempool } from './delivery.js';
 import { burnBlockedNonces } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { assertUsableAsync } from './ownership.js';
-import { pendingWritten } from './pending-writes.js';
 import { intakeHostTxs, processReceipt } from './response.js';
 import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
 import type { SessionContext } from './session-context.js';
+import { queueWritten } from './session-writes.js';
 import { type Committed, composeAndPersist } from './write-ahead.js';
 
 export interface InferenceInput {
@@ -219,7 +219,8 @@ export async function runInference(
       purpose: 'inference',
     });
     client.attach(stream);
-    for await (const event of stream) {
+    // True once the rest of the stream is not wanted (the client left and the meta is in).
+    const handle = (event: ChatEvent): boolean => {
       if (event.type === 'receipt') {
         const outcome = processReceipt(ctx, address, event.receipt, nonce, { deferSignature: true });
         // Another request's diff may already have applied this inference's Confirm (concurrent
@@ -230,17 +231,34 @@ export async function runInference(
       } else if (event.type === 'chunk') {
         // Counted even when the client is gone: the host served them to us all the same.
         received.chunk(event.line);
-        if (!client.gone) call(ctx, () => handlers.onChunk?.(event.line));
+        // Inline rather than through call(): no closure per chunk on the hottest loop of a request.
+        if (!client.gone && handlers.onChunk !== undefined) {
+          try {
+            handlers.onChunk(event.line);
+          } catch (failure) {
+            ctx.emit({ type: 'handler_error', error: failure as Error });
+          }
+        }
       } else if (event.type === 'meta') {
         intakeHostTxs(ctx, address, event.meta.mempool);
         if (client.gone) {
           received.done(); // the meta ends the model frames: all of them were hashed
-          break; // the Finish is in; nobody reads the rest
+          return true; // the Finish is in; nobody reads the rest
         }
       } else {
         received.done();
         if (!client.gone) call(ctx, () => handlers.onDone?.(event.line));
       }
+      return false;
+    };
+    // Events as they arrived together, when the transport offers it: an async step per received
+    // chunk rather than per event (a 64-token answer often comes in a few reads).
+    if (stream.eventBatches) {
+      read: for await (const batch of stream.eventBatches()) {
+        for (const event of batch) if (handle(event)) break read;
+      }
+    } else {
+      for await (const event of stream) if (handle(event)) break;
     }
   } catch (e) {
     error = e as Error;
@@ -262,8 +280,9 @@ export async function runInference(
   const served = client.cut
     ? undefined
     : checkServedBytes(ctx, address, nonce, received, error !== undefined);
-  // The receipt's Confirm and the meta's Finish are persisted before the caller hears "done".
-  await pendingWritten(ctx);
+  // The receipt's Confirm and the meta's Finish are persisted before the caller hears "done": one
+  // statement, with the host progress and signature of this answer (session-writes.ts).
+  await queueWritten(ctx);
   // A root mismatch seen on this stream is settled (divergence or ownership lost) before we answer.
   while (ctx.faultCheck) await ctx.faultCheck;
   return {

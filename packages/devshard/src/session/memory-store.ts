@@ -1,15 +1,14 @@
 // SessionStore in memory: for tests, benchmarks and the devnet demo. Each method runs to completion
 // without awaiting, so concurrent callers see the same atomic conditional writes a database gives.
 // Byte arrays are copied in and out, so no caller can alter what is stored.
-import type { DevshardSlotSignature } from '@gonka-gateway/chain';
 import type { PayloadWire } from '../json/wire.js';
 import {
   type SessionRecord,
   type SessionStore,
   SessionStoreError,
   SessionStoreErrorCode,
+  type SessionWrites,
   type StoredDiff,
-  type StoredPendingTx,
   type StoredSession,
   type StoredSnapshot,
 } from './store.js';
@@ -58,6 +57,20 @@ function copyDiff(d: StoredDiff): StoredDiff {
   };
 }
 
+/** The same effects, in the same order, as the Postgres statement's CTEs (postgres-session-store.ts). */
+function applyWrites(e: Entry, w: SessionWrites): void {
+  for (const t of w.addPending ?? []) if (!e.pending.has(t.key)) e.pending.set(t.key, t.bytes.slice());
+  for (const key of w.deletePending ?? []) e.pending.delete(key);
+  for (const id of w.prunePayloads ?? []) e.payloads.delete(id);
+  for (const h of w.hostProgress ?? [])
+    if ((e.hostSync.get(h.address) ?? 0n) < h.nonce) e.hostSync.set(h.address, h.nonce);
+  for (const { nonce, signatures } of w.signatures ?? []) {
+    const atNonce = e.signatures.get(nonce) ?? new Map<number, Uint8Array>();
+    e.signatures.set(nonce, atNonce);
+    for (const s of signatures) if (!atNonce.has(s.slotId)) atNonce.set(s.slotId, s.signature.slice());
+  }
+}
+
 export class InMemorySessionStore implements SessionStore {
   readonly #entries = new Map<string, Entry>();
 
@@ -90,7 +103,7 @@ export class InMemorySessionStore implements SessionStore {
     escrowId: string,
     diff: StoredDiff,
     fencingToken: bigint,
-    consumed: readonly string[] = [],
+    writes: SessionWrites = {},
   ): Promise<void> {
     const e = this.#fenced(escrowId, fencingToken);
     const expected = BigInt(e.diffs.length) + 1n;
@@ -105,7 +118,7 @@ export class InMemorySessionStore implements SessionStore {
     }
     e.diffs.push(copyDiff(diff));
     if (diff.payload) e.payloads.set(diff.nonce, copyPayload(diff.payload));
-    for (const key of consumed) e.pending.delete(key);
+    applyWrites(e, writes);
   }
 
   async readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]> {
@@ -117,27 +130,8 @@ export class InMemorySessionStore implements SessionStore {
     return out;
   }
 
-  async addPendingTxs(
-    escrowId: string,
-    txs: readonly StoredPendingTx[],
-    fencingToken: bigint,
-  ): Promise<void> {
-    const e = this.#fenced(escrowId, fencingToken);
-    for (const t of txs) if (!e.pending.has(t.key)) e.pending.set(t.key, t.bytes.slice());
-  }
-
-  async removePendingTxs(escrowId: string, keys: readonly string[], fencingToken: bigint): Promise<void> {
-    const e = this.#fenced(escrowId, fencingToken);
-    for (const key of keys) e.pending.delete(key);
-  }
-
-  async prunePayloads(
-    escrowId: string,
-    inferenceIds: readonly bigint[],
-    fencingToken: bigint,
-  ): Promise<void> {
-    const e = this.#fenced(escrowId, fencingToken);
-    for (const id of inferenceIds) e.payloads.delete(id);
+  async saveWrites(escrowId: string, writes: SessionWrites, fencingToken: bigint): Promise<void> {
+    applyWrites(this.#fenced(escrowId, fencingToken), writes);
   }
 
   async saveSnapshot(escrowId: string, snapshot: StoredSnapshot, fencingToken: bigint): Promise<void> {
@@ -150,22 +144,6 @@ export class InMemorySessionStore implements SessionStore {
     }
     if (e.snapshot && e.snapshot.nonce >= snapshot.nonce) return;
     e.snapshot = { nonce: snapshot.nonce, root: snapshot.root.slice(), state: snapshot.state.slice() };
-  }
-
-  async saveHostProgress(escrowId: string, address: string, nonce: bigint): Promise<void> {
-    const e = this.#entry(escrowId);
-    if ((e.hostSync.get(address) ?? 0n) < nonce) e.hostSync.set(address, nonce);
-  }
-
-  async saveSignatures(
-    escrowId: string,
-    nonce: bigint,
-    signatures: readonly DevshardSlotSignature[],
-  ): Promise<void> {
-    const e = this.#entry(escrowId);
-    const atNonce = e.signatures.get(nonce) ?? new Map<number, Uint8Array>();
-    e.signatures.set(nonce, atNonce);
-    for (const s of signatures) if (!atNonce.has(s.slotId)) atNonce.set(s.slotId, s.signature.slice());
   }
 
   async loadSignatures(escrowId: string, nonce: bigint): Promise<Map<number, Uint8Array>> {

@@ -5,17 +5,17 @@
 
 import { SessionPhase } from '../hash/root-formula.js';
 import type { ReceiptEvent } from '../json/wire.js';
-import { decodeTx } from '../proto/devshard-tx.js';
+import { type DecodedTx, decodeTx } from '../proto/devshard-tx.js';
 import { newMsg, txOf } from '../proto/tx-builders.js';
 import { isHostStateSignature } from '../settlement/quorum.js';
-import { txEnv } from '../state/apply-context.js';
+import { type TxEnv, txEnv } from '../state/apply-context.js';
 import { dedupKeys } from '../state/candidates.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import { faultAfterCheck } from './ownership.js';
 import { type PendingEntry, storedPendingKey } from './pending-queue.js';
-import { persistAdded } from './pending-writes.js';
-import { hostSyncOf, inBackground, type SessionContext } from './session-context.js';
+import { hostSyncOf, type SessionContext } from './session-context.js';
+import { persistAdded, saveWrites } from './session-writes.js';
 import { rootMismatchFault } from './stamp-check.js';
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -52,40 +52,97 @@ function diverge(
   );
 }
 
-/** host_sync_nonce[address] = max(current, nonce), persisted off the request path. */
+/**
+ * host_sync_nonce[address] = max(current, nonce), persisted with the next statement of the session
+ * (session-writes.ts: a lost one is re-learned by catch-up, §7.3).
+ */
 export function advanceHost(ctx: SessionContext, address: string, nonce: bigint): void {
   if (nonce <= hostSyncOf(ctx, address)) return;
   ctx.hostSync.set(address, nonce);
-  inBackground(ctx, 'saveHostProgress', () => ctx.store.saveHostProgress(ctx.escrowId, address, nonce));
+  ctx.writes.hostProgress(address, nonce);
+}
+
+/**
+ * Decoded host txs by their exact bytes, per session, most recent last. Every host re-offers what
+ * its mempool holds until a diff takes it, so most offers are bytes already decoded (and decoding
+ * re-encodes once more to check canonical form, ~12 µs a tx). decodeTx is a pure function of the
+ * bytes and its result is never mutated, so a hit changes no answer; the checks still run per offer.
+ * A few dozen entries cover the txs hosts are still re-offering; more would only sit in the heap.
+ */
+const decodedByBytes = new WeakMap<SessionContext, Map<string, DecodedTx>>();
+const DECODED_MEMO_MAX = 64;
+
+function decodeOffered(ctx: SessionContext, bytes: Uint8Array): DecodedTx {
+  let memo = decodedByBytes.get(ctx);
+  if (!memo) {
+    memo = new Map();
+    decodedByBytes.set(ctx, memo);
+  }
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  let decoded = memo.get(key);
+  if (decoded === undefined) {
+    decoded = decodeTx(bytes); // throws on malformed bytes: never memoized
+    if (memo.size >= DECODED_MEMO_MAX) memo.delete(memo.keys().next().value as string);
+    memo.set(key, decoded);
+  }
+  return decoded;
+}
+
+/** One intake's admissions: each offered tx checked, the admitted ones persisted together. */
+class Intake {
+  #env: TxEnv | undefined;
+  readonly #added: PendingEntry[] = [];
+
+  constructor(
+    private readonly ctx: SessionContext,
+    private readonly host: string,
+  ) {}
+
+  offer(decoded: DecodedTx): void {
+    const ctx = this.ctx;
+    if (ctx.pending.has(storedPendingKey(decoded))) return; // the usual case: every host re-offers
+    this.#env ??= txEnv(ctx.state.latestNonce + 1n, ctx.applyCtx);
+    const { tx } = decoded;
+    const reason = checkHostTx(ctx.state, tx, this.#env);
+    if (reason !== undefined) {
+      // Stale copies of applied txs are routine; only suspicious rejections are reported.
+      if (reason !== 'not_live' && reason !== 'wrong_status' && reason !== 'already_done') {
+        ctx.emit({ type: 'host_tx_rejected', host: this.host, kind: tx.kind, reason });
+      }
+      return;
+    }
+    const entry = ctx.pending.add(decoded);
+    if (entry) this.#added.push(entry);
+  }
+
+  /** Returns how many were queued. */
+  persist(): number {
+    persistAdded(this.ctx, this.#added);
+    return this.#added.length;
+  }
+}
+
+/** Queues one tx built here from a host's answer (already checked like any host tx); true if queued. */
+function queueOwnTx(ctx: SessionContext, host: string, tx: DecodedTx): boolean {
+  const intake = new Intake(ctx, host);
+  intake.offer(tx);
+  return intake.persist() > 0;
 }
 
 /** Queues the host-proposed txs that may still apply (§7.1 kinds, host-tx-check.ts); returns how many. */
 export function intakeHostTxs(ctx: SessionContext, host: string, txs: readonly Uint8Array[]): number {
-  const env = txEnv(ctx.state.latestNonce + 1n, ctx.applyCtx);
-  const added: PendingEntry[] = [];
+  const intake = new Intake(ctx, host);
   for (const bytes of txs) {
-    let decoded: ReturnType<typeof decodeTx>;
+    let decoded: DecodedTx;
     try {
-      decoded = decodeTx(bytes);
+      decoded = decodeOffered(ctx, bytes);
     } catch {
       ctx.emit({ type: 'host_tx_rejected', host, kind: 'unknown', reason: 'malformed' });
       continue;
     }
-    const { tx } = decoded;
-    if (ctx.pending.has(storedPendingKey(decoded))) continue; // the usual case: every host re-offers
-    const reason = checkHostTx(ctx.state, tx, env);
-    if (reason !== undefined) {
-      // Stale copies of applied txs are routine; only suspicious rejections are reported.
-      if (reason !== 'not_live' && reason !== 'wrong_status' && reason !== 'already_done') {
-        ctx.emit({ type: 'host_tx_rejected', host, kind: tx.kind, reason });
-      }
-      continue;
-    }
-    const entry = ctx.pending.add(decoded);
-    if (entry) added.push(entry);
+    intake.offer(decoded);
   }
-  persistAdded(ctx, added);
-  return added.length;
+  return intake.persist();
 }
 
 export interface ReceiptOutcome {
@@ -159,21 +216,32 @@ export function processReceipt(
         observedBlockHash: r.observedBlockHash ?? new Uint8Array(0),
       }),
     );
+    // Built and encoded here (canonically, codec.ts), so it is queued as is: decoding our own bytes
+    // again would give the same message.
     confirmQueued =
-      intakeHostTxs(ctx, host, [confirm.bytes]) > 0 || ctx.pending.has(dedupKeys.confirm(inferenceNonce));
+      queueOwnTx(ctx, host, { bytes: confirm.bytes, tx: confirm.tx, canonical: true }) ||
+      ctx.pending.has(dedupKeys.confirm(inferenceNonce));
   }
   if (r.mempool && r.mempool.length > 0) intakeHostTxs(ctx, host, r.mempool);
   return { confirmQueued, ...(verifySignature && options.deferSignature ? { verifySignature } : {}) };
 }
 
-/** Verifies a host's state signature (cold or warm key, §5.7) and stores it for each of its slots. */
-/** Persists a state signature for every slot of `host` at `nonce`, unchecked (see processReceipt). */
+/**
+ * Persists a state signature for every slot of `host` at `nonce`, unchecked (see processReceipt).
+ * While serving it waits for the session's next statement (session-writes.ts: only the final
+ * nonce's signatures count, and §8.2 collection asks the hosts again); in Settlement it is written
+ * at once, since a finalize resumed after a crash loads it (signature-collection.ts).
+ */
 function keepStateSignature(ctx: SessionContext, host: string, nonce: bigint, signature: Uint8Array): void {
   const slots = ctx.state.group.slotsOf.get(host) ?? [];
-  const entries = slots.map((slotId) => ({ slotId, signature }));
-  inBackground(ctx, 'saveSignatures', () => ctx.store.saveSignatures(ctx.escrowId, nonce, entries));
+  ctx.writes.signatures(
+    nonce,
+    slots.map((slotId) => ({ slotId, signature })),
+  );
+  if (ctx.state.phase === SessionPhase.Settlement) void saveWrites(ctx);
 }
 
+/** Verifies a host's state signature (cold or warm key, §5.7) and stores it for each of its slots. */
 export function storeStateSignature(
   ctx: SessionContext,
   host: string,

@@ -14,6 +14,7 @@ import type { RejectReason } from './host-tx-check.js';
 import type { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
 import type { PendingQueue } from './pending-queue.js';
 import type { Clock } from './session-clock.js';
+import type { WriteBuffer } from './session-writes.js';
 import type { SessionRecord, SessionStore } from './store.js';
 
 /** Resolved numeric options (defaults in user-session.ts). */
@@ -172,7 +173,7 @@ export function targetAddress(ctx: SessionData, nonce: bigint): string {
 
 /**
  * Work in progress and what orders it: one composer at a time, one catch-up per host, bounded
- * verify calls, the latest store write per pending key (pending-writes.ts), background writes and
+ * verify calls, the writes waiting for a statement (session-writes.ts), background writes and
  * public operations that drain() awaits. Changed through the functions below and in locks.ts.
  */
 export interface SessionWork {
@@ -180,11 +181,11 @@ export interface SessionWork {
   readonly catchUpLock: KeyedLock;
   readonly verifyLimit: KeyedSemaphore;
   /**
-   * The latest store write per pending key (add or remove, pending-writes.ts): a diff that consumes a
-   * key waits for it, so the row cannot be added back after the diff deleted it.
+   * Pending-tx, host-progress and signature writes waiting for a statement to carry them, and the
+   * chain of the writes carrying them (session-writes.ts).
    */
-  readonly pendingWrites: Map<string, Promise<void>>;
-  /** Store writes not on the request path (signatures, host progress), awaited by drain(). */
+  readonly writes: WriteBuffer;
+  /** Store writes not on the request path (snapshots), awaited by drain(). */
   readonly background: Set<Promise<void>>;
   /** Every public operation in progress (infer, flush, timeouts, mempool recovery, finalize). */
   readonly work: Set<Promise<unknown>>;

@@ -29,8 +29,8 @@ describe('diffs are signed only on the write-ahead path (architecture §2.3)', (
     await t.init();
     let flaky = 0;
     const store = wrapStore(t.store, {
-      appendDiff: async (id, d, token, consumed) => {
-        await t.store.appendDiff(id, d, token, consumed);
+      appendDiff: async (id, d, token, writes) => {
+        await t.store.appendDiff(id, d, token, writes);
         if (flaky > 0) {
           flaky--;
           throw new Error('connection reset after COMMIT'); // landed: retried with the same diff

@@ -59,6 +59,41 @@ export interface StoredSnapshot {
   readonly state: Uint8Array;
 }
 
+/** host_sync_nonce of one host (§7.1): the highest nonce it is known to hold. */
+export interface StoredHostProgress {
+  /** Cold address. */
+  readonly address: string;
+  readonly nonce: bigint;
+}
+
+/** Verified or kept host state signatures at one nonce, one entry per slot (§7.2 step 2, §8.2). */
+export interface StoredSignatures {
+  readonly nonce: bigint;
+  readonly signatures: readonly DevshardSlotSignature[];
+}
+
+/**
+ * The small writes of a session besides its diffs, grouped so that each rides in one statement
+ * (issue 10 "session hot path": at most one round trip before the host is called, the diff's own,
+ * and at most one after its response). Every field is optional; all of them are fenced by the
+ * writer's token together with whatever carries them.
+ */
+export interface SessionWrites {
+  /** Pending txs to add, in order; a key already pending stays as it is (the first wins). */
+  readonly addPending?: readonly StoredPendingTx[];
+  /**
+   * Pending keys to delete: consumed by the diff carrying them, or dropped for good. A key both
+   * here and in `addPending` ends up absent.
+   */
+  readonly deletePending?: readonly string[];
+  /** Inference payloads to delete (the inference left Pending, §7.4 needs them no more). */
+  readonly prunePayloads?: readonly bigint[];
+  /** host_sync_nonce[address] = max(stored, nonce). */
+  readonly hostProgress?: readonly StoredHostProgress[];
+  /** Merged per nonce and slot; a slot's first signature stays. */
+  readonly signatures?: readonly StoredSignatures[];
+}
+
 export interface StoredSession {
   readonly record: SessionRecord;
   /**
@@ -113,9 +148,8 @@ export function isSessionStoreError(error: unknown): error is SessionStoreError 
 /**
  * Persistence of user-side sessions (architecture §2, §4). Fencing: the store mints tokens itself
  * (`acquire`: previous + 1, in the same transaction as the load), so tokens stay unique whatever
- * happens to Redis; every content write carries the writer's token and fails with `stale_token`
- * unless it equals the current one. Host progress and signatures are monotonic facts and need no
- * token. Every method is atomic: on any error nothing was written — except that a failure whose
+ * happens to Redis; every write carries the writer's token and fails with `stale_token` unless it
+ * equals the current one. Every method is atomic: on any error nothing was written — except that a failure whose
  * outcome is unknown (connection lost around COMMIT) may have been written, which the caller
  * resolves by repeating the same call (appendDiff of the identical diff is a no-op).
  */
@@ -131,35 +165,22 @@ export interface SessionStore {
   acquire(escrowId: string): Promise<StoredSession>;
   /**
    * The write-ahead of architecture §2.3. Succeeds when the token is current and `diff.nonce` =
-   * last + 1, storing the diff (and its payload) and deleting the pending txs named in `consumed` in
-   * the same transaction. Appending a diff identical (txs, user signature, post_state_root) to the one
-   * stored at its nonce is a no-op success, so an ambiguous commit is resolved by repeating the call;
-   * any other nonce gives `nonce_conflict`.
+   * last + 1, storing the diff (and its payload) and `writes` in the same transaction — on Postgres
+   * one statement, the one round trip a chat request makes before its host is called (issue 10).
+   * Appending a diff identical (txs, user signature, post_state_root) to the one stored at its nonce
+   * is a no-op success that writes nothing (the call that stored it stored its writes too), so an
+   * ambiguous commit is resolved by repeating the call; any other nonce gives `nonce_conflict`.
    */
-  appendDiff(
-    escrowId: string,
-    diff: StoredDiff,
-    fencingToken: bigint,
-    consumed?: readonly string[],
-  ): Promise<void>;
+  appendDiff(escrowId: string, diff: StoredDiff, fencingToken: bigint, writes?: SessionWrites): Promise<void>;
   /** Diffs `from`…`to` inclusive, in nonce order (catch-up beyond the in-memory window, §7.3). */
   readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]>;
-  /** Adds pending txs; a key already pending is left as it is. */
-  addPendingTxs(escrowId: string, txs: readonly StoredPendingTx[], fencingToken: bigint): Promise<void>;
-  /** Removes pending txs by key (dropped for good, not consumed by a diff). */
-  removePendingTxs(escrowId: string, keys: readonly string[], fencingToken: bigint): Promise<void>;
-  /** Deletes the payloads of these inferences (they left Pending, §7.4 needs them no more). */
-  prunePayloads(escrowId: string, inferenceIds: readonly bigint[], fencingToken: bigint): Promise<void>;
+  /**
+   * `writes` in one transaction (on Postgres one statement) when the token is current; nothing
+   * otherwise. The write after a host's response (issue 10), and whatever waits for no diff.
+   */
+  saveWrites(escrowId: string, writes: SessionWrites, fencingToken: bigint): Promise<void>;
   /** Stores a snapshot at a nonce that has a stored diff; older snapshots may be discarded. */
   saveSnapshot(escrowId: string, snapshot: StoredSnapshot, fencingToken: bigint): Promise<void>;
-  /** host_sync_nonce[address] = max(stored, nonce). */
-  saveHostProgress(escrowId: string, address: string, nonce: bigint): Promise<void>;
-  /** Merges verified state signatures at `nonce` (one entry per slot); a slot's first signature stays. */
-  saveSignatures(
-    escrowId: string,
-    nonce: bigint,
-    signatures: readonly DevshardSlotSignature[],
-  ): Promise<void>;
   /** Slot → signature at `nonce` (empty when none). */
   loadSignatures(escrowId: string, nonce: bigint): Promise<Map<number, Uint8Array>>;
   /** Stores the finalize document once; the same text again is a no-op, other text `document_conflict`. */

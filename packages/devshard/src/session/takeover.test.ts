@@ -10,7 +10,7 @@ describe('takeover reads the executors’ mempools (architecture §2.5)', () => 
     const t = setup();
     await t.init();
     const losing = wrapStore(t.store, {
-      addPendingTxs: async () => {
+      saveWrites: async () => {
         throw new Error('connection lost');
       },
     });

@@ -17,9 +17,9 @@ import { catchUp, diffsFor } from './delivery.js';
 import { noteNonService } from './dominant-hosts.js';
 import { flushDiff } from './flush.js';
 import type { PendingEntry } from './pending-queue.js';
-import { persistAdded } from './pending-writes.js';
 import { advanceHost, intakeHostTxs } from './response.js';
 import { hostSyncOf, type SessionContext, type TimeoutOutcomeKind } from './session-context.js';
+import { persistAdded } from './session-writes.js';
 
 export type TimeoutKind = 'refused' | 'execution';
 

@@ -67,9 +67,9 @@ describe('UserSession over in-process hosts (§7)', () => {
     await t.init();
     let refuse = true;
     const refusing = wrapStore(t.store, {
-      appendDiff: async (id, d, token, consumed) => {
+      appendDiff: async (id, d, token, writes) => {
         if (refuse) throw new SessionStoreError(SessionStoreErrorCode.NotFound, 'refused');
-        return t.store.appendDiff(id, d, token, consumed);
+        return t.store.appendDiff(id, d, token, writes);
       },
     });
     const s = await t.open({ store: refusing });

@@ -30,7 +30,6 @@ import {
 } from './inference.js';
 import { type InferenceCost, inferenceCostOf } from './inference-cost.js';
 import { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
-import { pendingWritten, persistRemoved } from './pending-writes.js';
 import { replayStored } from './replay.js';
 import { type ServedCounts, servedCounts } from './served-bytes.js';
 import { type Clock, systemClock } from './session-clock.js';
@@ -41,6 +40,7 @@ import {
   type SessionSettings,
   tracked,
 } from './session-context.js';
+import { persistRemoved, saveWrites, WriteBuffer } from './session-writes.js';
 import { DEFAULT_SNAPSHOT_EVERY } from './snapshots.js';
 import {
   isSessionStoreError,
@@ -103,6 +103,15 @@ export interface UserSessionOptions {
 const DEFAULT_MAX_NONCE = 20_000n;
 const DEFAULT_NONCE_RESERVE = 200n;
 const MAX_CATCH_UP_CHUNK = 200;
+/**
+ * Signature recoveries remembered per session. A signature comes back within a few diffs: a host tx
+ * recovered at intake (response.ts) is recovered again when the next diff applies it (and again if
+ * it is dropped and re-offered until its Confirm lands); measured with sequential inferences, every
+ * hit was the entry inserted just before. 1 024 covers hundreds of nonces of that; a bigger memo only
+ * held the ~2 recoveries of every nonce, ~0.4 KB each, and made the session heap grow with its nonce
+ * until full (8 192 entries: ~3 MB; issue 10). A miss costs one recovery, never a different answer.
+ */
+const RECOVER_MEMO_ENTRIES = 1_024;
 
 export class UserSession {
   readonly #ctx: SessionContext;
@@ -134,7 +143,7 @@ export class UserSession {
       // Hosts answer 403 to anyone but the creator (§10 item 8).
       throw new SessionError(SessionErrorCode.WrongSigner, `signer is not the creator of escrow ${escrowId}`);
     }
-    const recover = memoizeRecover(options.recover ?? defaultRecover, 8_192);
+    const recover = memoizeRecover(options.recover ?? defaultRecover, RECOVER_MEMO_ENTRIES);
     const applyCtx = { recover, ...(options.isWarmKey ? { isWarmKey: options.isWarmKey } : {}) };
     const replayed = await replayStored(store, stored, recover, applyCtx, {
       emit: (event) => options.onEvent?.(event),
@@ -184,7 +193,7 @@ export class UserSession {
       composeLock: new SerialLock(),
       catchUpLock: new KeyedLock(),
       verifyLimit: new KeyedSemaphore(options.verifyConcurrencyPerHost ?? 32),
-      pendingWrites: new Map(),
+      writes: new WriteBuffer(),
       background: new Set(),
       work: new Set(),
       settlementSigs: new Map(),
@@ -351,19 +360,38 @@ export class UserSession {
   }
 
   /**
+   * Stores the writes waiting for the next diff (host progress, signatures, pending-tx changes:
+   * session-writes.ts) in one statement of their own. For an owner whose escrow went idle, so they
+   * wait at most its idle-flush time (GATEWAY_FLUSH_IDLE_MS) when no diff comes to carry them.
+   */
+  saveWaitingWrites(): Promise<void> {
+    return tracked(this.#ctx, () => saveWrites(this.#ctx));
+  }
+
+  /** Whether writes wait for a statement to carry them (see saveWaitingWrites). */
+  get hasWaitingWrites(): boolean {
+    return !this.#ctx.writes.empty;
+  }
+
+  /**
    * Hand-off (architecture §2.6): refuses new work (`draining`), then waits for every request in
-   * flight with its receipt/meta tail, the mempool reads of open and every store write they started.
-   * Idempotent. The session stays readable; the caller then releases its lease.
+   * flight with its receipt/meta tail, the mempool reads of open and every store write they started,
+   * and stores whatever still waited for a statement (session-writes.ts). Idempotent. The session
+   * stays readable; the caller then releases its lease.
    */
   drain(): Promise<void> {
     const ctx = this.#ctx;
     ctx.draining = true;
     this.#drained ??= (async () => {
+      // A store that keeps failing leaves the writes waiting: a few tries, then they are lost like
+      // a crash's (all of them re-learned, session-writes.ts).
+      let tries = 0;
       for (;;) {
         if (ctx.work.size > 0) await Promise.all(ctx.work);
-        else if (ctx.pendingWrites.size > 0) await pendingWritten(ctx);
         else if (ctx.background.size > 0) await Promise.all(ctx.background);
         else if (ctx.faultCheck) await ctx.faultCheck;
+        else if (ctx.writes.writing) await ctx.writes.settled();
+        else if (!ctx.writes.empty && tries++ < 3) await saveWrites(ctx);
         else return;
       }
     })();

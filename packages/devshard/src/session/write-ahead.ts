@@ -15,10 +15,10 @@ import { InferenceStatus, type SessionState } from '../state/types.js';
 import { resolveUnresolved, type Unresolved, writeAhead } from './append.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
-import { assertUsableAsync, fencedWrite } from './ownership.js';
+import { assertUsableAsync } from './ownership.js';
 import type { PendingEntry } from './pending-queue.js';
-import { pendingWritten, persistRemoved } from './pending-writes.js';
-import { inBackground, type SessionContext, targetAddress } from './session-context.js';
+import { type SessionContext, targetAddress } from './session-context.js';
+import { diffWrites, persistRemoved } from './session-writes.js';
 import { scheduleSnapshot } from './snapshots.js';
 import type { StoredDiff } from './store.js';
 
@@ -154,8 +154,6 @@ export async function composeAndPersist(
     ...(options.payload ? { payload: options.payload } : {}),
   };
   const consumed = done.map((e) => e.key);
-  // A consumed key's own add must land first, or it could come back after the diff deleted it.
-  await pendingWritten(ctx, consumed);
   // Inferences this diff moves out of Pending (a Confirm or a refused timeout names them).
   const leftPending = [
     ...new Set(
@@ -171,38 +169,45 @@ export async function composeAndPersist(
         ),
     ),
   ];
-  const write: Unresolved = {
-    stored,
-    consumed,
-    commit: () => {
-      // Committed: from here on the diff exists and must eventually reach every host.
-      ctx.state = composed.state;
-      ctx.log.append(stored);
-      ctx.pending.remove(done);
-      if (ctx.stamps.firstStampNonce === undefined && composed.diff.txs.some((t) => isStamped(state, t.tx))) {
-        ctx.stamps.firstStampNonce = nonce;
-      }
-      ctx.log.prunePayloads((id) => ctx.state.inferences.get(id)?.status === InferenceStatus.Pending);
-      if (leftPending.length > 0) {
-        // §7.4 needs a payload only while its inference is Pending.
-        inBackground(ctx, 'prunePayloads', () =>
-          fencedWrite(ctx, 'prunePayloads', (token) =>
-            ctx.store.prunePayloads(ctx.escrowId, leftPending, token),
-          ),
-        );
-      }
-      scheduleSnapshot(ctx);
-      const target = targetAddress(ctx, nonce);
-      ctx.emit({
-        type: 'diff',
-        nonce,
-        target,
-        txs: composed.diff.txs.map((t) => t.tx.kind).filter((k): k is TxKind => k !== 'none'),
-        dropped: composed.dropped.map((d) => ({ kind: d.tx.tx.kind, code: d.error.code })),
-      });
-      return { stored, target, dropped: composed.dropped };
-    },
+  const commit = (): Committed => {
+    // Committed: from here on the diff exists and must eventually reach every host.
+    ctx.state = composed.state;
+    ctx.log.append(stored);
+    ctx.pending.remove(done);
+    if (ctx.stamps.firstStampNonce === undefined && composed.diff.txs.some((t) => isStamped(state, t.tx))) {
+      ctx.stamps.firstStampNonce = nonce;
+    }
+    ctx.log.prunePayloads((id) => ctx.state.inferences.get(id)?.status === InferenceStatus.Pending);
+    scheduleSnapshot(ctx);
+    const target = targetAddress(ctx, nonce);
+    ctx.emit({
+      type: 'diff',
+      nonce,
+      target,
+      txs: composed.diff.txs.map((t) => t.tx.kind).filter((k): k is TxKind => k !== 'none'),
+      dropped: composed.dropped.map((d) => ({ kind: d.tx.tx.kind, code: d.error.code })),
+    });
+    return { stored, target, dropped: composed.dropped };
   };
-  await writeAhead(ctx, write);
-  return write.commit();
+  // After every saveWrites started before it (session-writes.ts), so a consumed key's own add has
+  // landed and cannot come back after this diff deleted it.
+  return ctx.writes.afterSaves(async () => {
+    // One statement (issue 10): the diff and its payload (§2.3 write-ahead: durable before it is
+    // sent), the deletion of the pending txs it consumes (§7.1 step 4 "clear the queue"), the
+    // payloads it makes useless (§7.4 needs one only while its inference is Pending), and whatever
+    // the session's earlier answers left waiting (host progress, signatures, queue changes). All of
+    // it commits with the diff or not at all.
+    const waiting = ctx.writes.take();
+    const write: Unresolved = { stored, writes: diffWrites(waiting, consumed, leftPending), commit };
+    try {
+      await writeAhead(ctx, write);
+    } catch (error) {
+      // Refused: nothing was written, so what waited rides in the next write (the consumed keys
+      // stay queued). Unknown: the identical append, with the same writes, is repeated before
+      // anything else is composed (append.ts).
+      if (ctx.unresolved !== write) ctx.writes.restore(waiting);
+      throw error;
+    }
+    return commit();
+  });
 }

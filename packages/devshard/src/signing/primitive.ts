@@ -21,22 +21,29 @@ export function recoverPreimageSigner(
   return recover(sha256(preimage), signature);
 }
 
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /**
  * A RecoverFn that remembers its answers (bounded, oldest evicted first). Recovery is a pure
  * function, so replicas in one process (gateway composer, devnet hosts) may share one instance.
+ * Keyed by the signature's bytes (a 65-character latin1 string: no hex of both inputs per call) with
+ * the digest kept beside the answer; a hit needs both byte-equal, so no answer changes.
  */
 export function memoizeRecover(recover: RecoverFn = defaultRecover, maxEntries = 50_000): RecoverFn {
-  const cache = new Map<string, string | null>();
+  const cache = new Map<string, { readonly digest: Uint8Array; readonly signer: string | null }>();
   return (digest, signature) => {
-    // Views, not copies (Buffer.from(Uint8Array) would copy both arrays on every call).
-    const key =
-      Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex') +
-      Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength).toString('hex');
+    // A view, not a copy (Buffer.from(Uint8Array) would copy the array on every call).
+    const key = Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength).toString('latin1');
     const hit = cache.get(key);
-    if (hit !== undefined) return hit;
-    const value = recover(digest, signature);
-    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
-    cache.set(key, value);
-    return value;
+    if (hit !== undefined && sameBytes(hit.digest, digest)) return hit.signer;
+    const signer = recover(digest, signature);
+    if (hit === undefined && cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+    // The same signature over another digest (a forgery attempt or a mistake) replaces the entry.
+    cache.set(key, { digest: digest.slice(), signer });
+    return signer;
   };
 }

@@ -22,7 +22,7 @@ export function signRequest(
   unixSeconds: bigint,
 ): string {
   const sig = key.signDigest65(sha256(requestSignaturePreimage(escrowId, body, unixSeconds)));
-  return Buffer.from(sig).toString('hex');
+  return Buffer.from(sig.buffer, sig.byteOffset, sig.byteLength).toString('hex');
 }
 
 /** The signer of a request header, or null (malformed hex, wrong length, no recovery). */

@@ -1,46 +1,74 @@
 // An append-only, persistent set of ascending ids (every inference id ever started). Ids equal the
-// nonce of their diff, so they arrive in ascending order and a membership test is a binary search.
-// Full chunks are shared between versions; an append copies at most one chunk.
+// nonce of their diff, so they arrive in ascending order, nearly always one after another: the set
+// is kept as runs of consecutive ids [first, last], so a session's memory does not grow by an id per
+// nonce (issue 10 §5, bounded memory; 32 bytes an id as a bigint array). The open run grows in
+// place of a new value; a gap closes it into the closed runs, whose full chunks are shared between
+// versions (a gap copies at most one chunk). A membership test is a binary search over runs.
 
-const CHUNK = 1024;
+/** Closed runs per chunk (each run is two entries, first and last). */
+const CHUNK_RUNS = 512;
+
+type Runs = readonly bigint[];
 
 export interface IdLog {
-  readonly chunks: readonly (readonly bigint[])[];
-  readonly tail: readonly bigint[];
+  /** Full chunks of closed runs, flat `[first, last, first, last, …]`, ascending. */
+  readonly chunks: readonly Runs[];
+  /** Closed runs after the full chunks (fewer than CHUNK_RUNS), same layout. */
+  readonly tail: Runs;
+  /** The open (last) run; both undefined when the log is empty. */
+  readonly first: bigint | undefined;
+  readonly last: bigint | undefined;
+  /** Number of ids. */
+  readonly size: number;
 }
 
-export const EMPTY_ID_LOG: IdLog = Object.freeze({ chunks: Object.freeze([]), tail: Object.freeze([]) });
+export const EMPTY_ID_LOG: IdLog = Object.freeze({
+  chunks: Object.freeze([]),
+  tail: Object.freeze([]),
+  first: undefined,
+  last: undefined,
+  size: 0,
+});
 
 export function idLogLast(log: IdLog): bigint | undefined {
-  if (log.tail.length > 0) return log.tail[log.tail.length - 1];
-  const last = log.chunks[log.chunks.length - 1];
-  return last?.[last.length - 1];
+  return log.last;
 }
 
 /** Appends `id`, which must exceed every id already present. */
 export function idLogAppend(log: IdLog, id: bigint): IdLog {
-  const last = idLogLast(log);
+  const { first, last } = log;
   if (last !== undefined && id <= last) throw new RangeError('ids must be appended in ascending order');
-  if (log.tail.length < CHUNK) return { chunks: log.chunks, tail: Object.freeze([...log.tail, id]) };
-  return { chunks: Object.freeze([...log.chunks, log.tail]), tail: Object.freeze([id]) };
+  if (first === undefined || last === undefined)
+    return Object.freeze({ ...log, first: id, last: id, size: 1 });
+  if (id === last + 1n) return Object.freeze({ ...log, last: id, size: log.size + 1 });
+  // A gap: the open run is closed.
+  const full = log.tail.length >= 2 * CHUNK_RUNS;
+  return Object.freeze({
+    chunks: full ? Object.freeze([...log.chunks, log.tail]) : log.chunks,
+    tail: Object.freeze(full ? [first, last] : [...log.tail, first, last]),
+    first: id,
+    last: id,
+    size: log.size + 1,
+  });
 }
 
-function contains(sorted: readonly bigint[], id: bigint): boolean {
+/** Whether a flat run list (ascending) holds `id`. */
+function runsHave(runs: Runs, id: bigint): boolean {
   let lo = 0;
-  let hi = sorted.length - 1;
+  let hi = runs.length / 2 - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const v = sorted[mid]!;
-    if (v === id) return true;
-    if (v < id) lo = mid + 1;
-    else hi = mid - 1;
+    if (id < runs[2 * mid]!) hi = mid - 1;
+    else if (id > runs[2 * mid + 1]!) lo = mid + 1;
+    else return true;
   }
   return false;
 }
 
 export function idLogHas(log: IdLog, id: bigint): boolean {
+  if (log.first !== undefined && id >= log.first) return id <= log.last!;
   const tailFirst = log.tail[0];
-  if (tailFirst !== undefined && id >= tailFirst) return contains(log.tail, id);
+  if (tailFirst !== undefined && id >= tailFirst) return runsHave(log.tail, id);
   let lo = 0;
   let hi = log.chunks.length - 1;
   while (lo <= hi) {
@@ -48,17 +76,58 @@ export function idLogHas(log: IdLog, id: bigint): boolean {
     const chunk = log.chunks[mid]!;
     if (id < chunk[0]!) hi = mid - 1;
     else if (id > chunk[chunk.length - 1]!) lo = mid + 1;
-    else return contains(chunk, id);
+    else return runsHave(chunk, id);
   }
   return false;
 }
 
+/**
+ * The log that appending `ids` (strictly ascending) one by one would build, in one pass: appending
+ * copies the closed-run tail at every gap, which for 20,000 ids with gaps is ~10 M element copies.
+ */
+export function idLogOfAscending(ids: Iterable<bigint>): IdLog {
+  const runs: bigint[] = [];
+  let first: bigint | undefined;
+  let last: bigint | undefined;
+  let size = 0;
+  for (const id of ids) {
+    if (last !== undefined && id <= last) throw new RangeError('ids must be appended in ascending order');
+    if (first === undefined || last === undefined) first = id;
+    else if (id !== last + 1n) {
+      runs.push(first, last);
+      first = id;
+    }
+    last = id;
+    size++;
+  }
+  if (size === 0) return EMPTY_ID_LOG;
+  // As appending lays them out: full chunks, then a tail of 1..CHUNK_RUNS runs (a full tail moves
+  // into the chunks only when the next run closes).
+  const full = runs.length === 0 ? 0 : Math.floor((runs.length / 2 - 1) / CHUNK_RUNS);
+  const chunks: Runs[] = [];
+  for (let c = 0; c < full; c++) {
+    chunks.push(Object.freeze(runs.slice(c * 2 * CHUNK_RUNS, (c + 1) * 2 * CHUNK_RUNS)));
+  }
+  return Object.freeze({
+    chunks: Object.freeze(chunks),
+    tail: Object.freeze(runs.slice(full * 2 * CHUNK_RUNS)),
+    first,
+    last,
+    size,
+  });
+}
+
 export function idLogFrom(ids: Iterable<bigint>): IdLog {
-  let log = EMPTY_ID_LOG;
-  for (const id of [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) log = idLogAppend(log, id);
-  return log;
+  return idLogOfAscending([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 export function idLogToArray(log: IdLog): bigint[] {
-  return [...log.chunks.flat(), ...log.tail];
+  const out: bigint[] = [];
+  const expand = (runs: Runs) => {
+    for (let i = 0; i < runs.length; i += 2) for (let id = runs[i]!; id <= runs[i + 1]!; id++) out.push(id);
+  };
+  for (const chunk of log.chunks) expand(chunk);
+  expand(log.tail);
+  if (log.first !== undefined) for (let id = log.first; id <= log.last!; id++) out.push(id);
+  return out;
 }

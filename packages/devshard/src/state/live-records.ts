@@ -6,45 +6,64 @@
 // liveRecordsHash, so the same digest. Each version keeps the SHA-256 state after every chunk
 // (a midstate) and rehashes only from its first changed chunk: a Start appends to the last chunk,
 // Confirm/Finish touch recent ones; sealing at the front rehashes everything once per seal.
+// Records are kept as state/record.ts Records (compact layout) and ordered by their stored ids, so a
+// lookup compares numbers, not bigints.
 import { createHash, type Hash } from 'node:crypto';
-import { framedEntryLength, writeFramedEntry } from '../hash/rest-hash.js';
+import { framedEntryLength } from '../hash/rest-hash.js';
+import { asRecord, Record, type StoredInt, storedInt } from './record.js';
 import type { InferenceRecord } from './types.js';
 
 const CHUNK = 32;
 
-type Chunk = readonly InferenceRecord[];
+type Chunk = readonly Record[];
 
-function compareIds(a: bigint, b: bigint): number {
+const keyOf = Record.idKey;
+
+/**
+ * Order of stored ids. A number and a bigint compare by their mathematical values, and an id has
+ * one stored form, so equal ids are `===`.
+ */
+function compareKeys(a: StoredInt, b: StoredInt): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Index of the first record with id ≥ `id` in an ascending chunk. */
-function lowerBound(chunk: Chunk, id: bigint): number {
+/** Index of the first record with id ≥ `key` in an ascending chunk. */
+function lowerBound(chunk: Chunk, key: StoredInt): number {
   let lo = 0;
   let hi = chunk.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (chunk[mid]!.id < id) lo = mid + 1;
+    if (keyOf(chunk[mid]!) < key) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
 /** Reused framing buffer: hash updates copy their input, so it never escapes a call. */
-let scratch = new Uint8Array(CHUNK * 512);
+let scratch = Buffer.alloc(CHUNK * 512);
 
 /** Feeds `0a ‖ varint(len) ‖ entry` for every record of the chunk into `h`. */
 function hashChunk(h: Hash, chunk: Chunk): void {
   let total = 0;
-  for (const r of chunk) total += framedEntryLength(r.entry.length);
-  if (total > scratch.length) scratch = new Uint8Array(Math.max(total, scratch.length * 2));
+  for (const r of chunk) total += framedEntryLength(r.entryText.length);
+  if (total > scratch.length) scratch = Buffer.alloc(Math.max(total, scratch.length * 2));
   const buf = scratch;
   let at = 0;
-  for (const r of chunk) at = writeFramedEntry(buf, at, r.entry);
+  for (const r of chunk) {
+    const entry = r.entryText;
+    buf[at++] = 0x0a;
+    let v = entry.length;
+    while (v >= 0x80) {
+      buf[at++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    buf[at++] = v;
+    at += buf.write(entry, at, 'latin1');
+  }
   h.update(buf.subarray(0, at));
 }
 
-export class LiveRecords implements ReadonlyMap<bigint, InferenceRecord> {
+export class LiveRecords implements ReadonlyMap<bigint, Record> {
   static readonly EMPTY = new LiveRecords([], [], 0);
 
   readonly #chunks: readonly Chunk[];
@@ -61,9 +80,10 @@ export class LiveRecords implements ReadonlyMap<bigint, InferenceRecord> {
 
   /** Any map of live records (e.g. decoded from a snapshot), keyed by their ids. */
   static from(records: Iterable<InferenceRecord>): LiveRecords {
-    const sorted = [...records].sort((a, b) => compareIds(a.id, b.id));
+    const sorted = Array.from(records, asRecord).sort((a, b) => compareKeys(keyOf(a), keyOf(b)));
     for (let i = 1; i < sorted.length; i++) {
-      if (sorted[i - 1]!.id === sorted[i]!.id) throw new RangeError(`duplicate live record ${sorted[i]!.id}`);
+      if (keyOf(sorted[i - 1]!) === keyOf(sorted[i]!))
+        throw new RangeError(`duplicate live record ${sorted[i]!.id}`);
     }
     const chunks: Chunk[] = [];
     for (let i = 0; i < sorted.length; i += CHUNK) chunks.push(Object.freeze(sorted.slice(i, i + CHUNK)));
@@ -75,25 +95,26 @@ export class LiveRecords implements ReadonlyMap<bigint, InferenceRecord> {
   }
 
   /** Chunk index holding `id` or where it would go (the last chunk whose first id ≤ id). */
-  #chunkOf(id: bigint): number {
+  #chunkOf(key: StoredInt): number {
     const chunks = this.#chunks;
     let lo = 0;
     let hi = chunks.length - 1;
     // Most lookups are recent ids: try the last chunk first.
-    if (hi >= 0 && chunks[hi]![0]!.id <= id) return hi;
+    if (hi >= 0 && keyOf(chunks[hi]![0]!) <= key) return hi;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (chunks[mid]![0]!.id <= id) lo = mid;
+      if (keyOf(chunks[mid]![0]!) <= key) lo = mid;
       else hi = mid - 1;
     }
     return lo;
   }
 
-  get(id: bigint): InferenceRecord | undefined {
+  get(id: bigint): Record | undefined {
     if (this.#size === 0) return undefined;
-    const chunk = this.#chunks[this.#chunkOf(id)]!;
-    const r = chunk[lowerBound(chunk, id)];
-    return r !== undefined && r.id === id ? r : undefined;
+    const key = storedInt(id);
+    const chunk = this.#chunks[this.#chunkOf(key)]!;
+    const r = chunk[lowerBound(chunk, key)];
+    return r !== undefined && keyOf(r) === key ? r : undefined;
   }
 
   has(id: bigint): boolean {
@@ -101,13 +122,15 @@ export class LiveRecords implements ReadonlyMap<bigint, InferenceRecord> {
   }
 
   /** This map with `record` added or replaced (by id); `this` is unchanged. */
-  with(record: InferenceRecord): LiveRecords {
+  with(added: InferenceRecord): LiveRecords {
+    const record = asRecord(added);
     const chunks = this.#chunks;
     if (chunks.length === 0) return new LiveRecords([Object.freeze([record])], [], 1);
-    const c = this.#chunkOf(record.id);
+    const key = keyOf(record);
+    const c = this.#chunkOf(key);
     const chunk = chunks[c]!;
-    const at = lowerBound(chunk, record.id);
-    const replaces = chunk[at]?.id === record.id;
+    const at = lowerBound(chunk, key);
+    const replaces = at < chunk.length && keyOf(chunk[at]!) === key;
     const next = chunks.slice();
     if (replaces) {
       const copy = chunk.slice();
@@ -128,13 +151,14 @@ export class LiveRecords implements ReadonlyMap<bigint, InferenceRecord> {
 
   /** This map without the given ids (absent ones ignored); `this` is unchanged. */
   without(ids: Iterable<bigint>): LiveRecords {
-    const drop = new Set(ids);
+    const drop = new Set<StoredInt>();
+    for (const id of ids) drop.add(storedInt(id));
     if (drop.size === 0) return this;
     const next: Chunk[] = [];
     let firstChanged = -1;
     let size = 0;
     this.#chunks.forEach((chunk, i) => {
-      const kept = chunk.some((r) => drop.has(r.id)) ? chunk.filter((r) => !drop.has(r.id)) : chunk;
+      const kept = chunk.some((r) => drop.has(keyOf(r))) ? chunk.filter((r) => !drop.has(keyOf(r))) : chunk;
       if (kept !== chunk && firstChanged < 0) firstChanged = i;
       size += kept.length;
       if (kept.length > 0) next.push(kept === chunk ? chunk : Object.freeze(kept));
@@ -145,18 +169,18 @@ export class LiveRecords implements ReadonlyMap<bigint, InferenceRecord> {
     return new LiveRecords(next, this.#midstates.slice(0, firstChanged), size);
   }
 
-  *#valuesOf(chunks: readonly Chunk[]): IterableIterator<InferenceRecord> {
+  *#valuesOf(chunks: readonly Chunk[]): IterableIterator<Record> {
     for (const chunk of chunks) yield* chunk;
   }
 
   /** Live records in ascending id. */
-  ascending(): InferenceRecord[] {
+  ascending(): Record[] {
     return this.#chunks.flat();
   }
 
   /** The last `n` records in ascending id. */
-  newest(n: number): InferenceRecord[] {
-    const out: InferenceRecord[] = [];
+  newest(n: number): Record[] {
+    const out: Record[] = [];
     for (let c = this.#chunks.length - 1; c >= 0 && out.length < n; c--) {
       const chunk = this.#chunks[c]!;
       for (let i = chunk.length - 1; i >= 0 && out.length < n; i--) out.push(chunk[i]!);
@@ -182,7 +206,7 @@ export class LiveRecords implements ReadonlyMap<bigint, InferenceRecord> {
     return this.#liveHash;
   }
 
-  *values(): MapIterator<InferenceRecord> {
+  *values(): MapIterator<Record> {
     for (const chunk of this.#chunks) yield* chunk;
   }
 
@@ -190,17 +214,15 @@ export class LiveRecords implements ReadonlyMap<bigint, InferenceRecord> {
     for (const chunk of this.#chunks) for (const r of chunk) yield r.id;
   }
 
-  *entries(): MapIterator<[bigint, InferenceRecord]> {
+  *entries(): MapIterator<[bigint, Record]> {
     for (const chunk of this.#chunks) for (const r of chunk) yield [r.id, r];
   }
 
-  [Symbol.iterator](): MapIterator<[bigint, InferenceRecord]> {
+  [Symbol.iterator](): MapIterator<[bigint, Record]> {
     return this.entries();
   }
 
-  forEach(
-    fn: (value: InferenceRecord, key: bigint, map: ReadonlyMap<bigint, InferenceRecord>) => void,
-  ): void {
+  forEach(fn: (value: Record, key: bigint, map: ReadonlyMap<bigint, Record>) => void): void {
     for (const chunk of this.#chunks) for (const r of chunk) fn(r, r.id, this);
   }
 

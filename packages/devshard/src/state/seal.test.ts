@@ -5,7 +5,7 @@ import { txOf } from '../proto/tx-builders.js';
 import { TimeoutReason } from '../proto/tx-messages.js';
 import { run } from '../testing/drive.js';
 import { confirmTx, finishTx, makeFixture, startTx, timeoutTx } from '../testing/session-fixture.js';
-import { makeRecord } from './record.js';
+import { updateRecord } from './record.js';
 import { InferenceStatus } from './types.js';
 
 const empties = (n: number) => Array.from({ length: n }, () => []);
@@ -23,8 +23,8 @@ describe('auto-seal (§5.6)', () => {
     // Nonce 5 = 1 + 4: the TimedOut record 1 seals; record 3 (Started) stays.
     expect([...s.inferences.keys()]).toEqual([3n]);
     const before = run(f, [[startTx(1n)], [confirmTx(f, 1n)], [startTx(3n)], [confirmTx(f, 3n)]]);
-    const timedOut = { ...before.inferences.get(1n)!, status: InferenceStatus.TimedOut };
-    expect(s.sealedAcc).toEqual(foldSealedAcc(new Uint8Array(32), 5n, 1n, makeRecord(timedOut).entry));
+    const timedOut = updateRecord(before.inferences.get(1n)!, { status: InferenceStatus.TimedOut });
+    expect(s.sealedAcc).toEqual(foldSealedAcc(new Uint8Array(32), 5n, 1n, timedOut.entry));
   });
 
   it('seals nothing while no live record is confirmed (unknown state clock)', () => {

@@ -3,7 +3,7 @@
 // the composer, every host and a replay seal the same set at the same nonce.
 import { foldSealedAcc } from '../hash/rest-hash.js';
 import { liveRecordsOf } from './live-records.js';
-import { updateRecord } from './record.js';
+import { entryToHash, updateRecord } from './record.js';
 import { liveRecordsAscending } from './root.js';
 import { withHostStats } from './tx/common.js';
 import { type InferenceRecord, InferenceStatus, type WorkingState } from './types.js';
@@ -40,7 +40,7 @@ function fold(s: WorkingState, records: readonly InferenceRecord[], sealNonce: b
   let acc = s.sealedAcc;
   const sealed: SealedRecord[] = [];
   for (const record of records) {
-    acc = foldSealedAcc(acc, sealNonce, record.id, record.entry);
+    acc = foldSealedAcc(acc, sealNonce, record.id, entryToHash(record));
     sealed.push({ id: record.id, sealNonce, record });
   }
   const inferences = liveRecordsOf(s.inferences).without(records.map((r) => r.id));

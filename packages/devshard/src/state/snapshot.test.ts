@@ -116,7 +116,8 @@ describe('started ids in snapshots', () => {
   it('decode to the same id log that appending builds, across chunk boundaries', () => {
     const { states } = session();
     const s = states.at(-1)!;
-    for (const n of [1, 1023, 1024, 1025, 2048, 2049, 5000]) {
+    // Every id a gap apart: a run each; chunks of closed runs turn over at 512, 1,024, … runs.
+    for (const n of [1, 2, 512, 513, 514, 1023, 1024, 1025, 1026, 1027, 2048, 2049, 5000]) {
       let log = EMPTY_ID_LOG;
       for (let i = 1; i <= n; i++) log = idLogAppend(log, BigInt(i * 3));
       const decoded = decodeStateSnapshot(

@@ -11,9 +11,9 @@ import { DevshardError, DevshardErrorCode } from '../errors.js';
 import type { HeightSyncCommit } from '../hash/rest-hash.js';
 import type { SessionPhase } from '../hash/root-formula.js';
 import { buildGroup } from './group.js';
-import { EMPTY_ID_LOG, type IdLog, idLogHas, idLogToArray } from './id-log.js';
+import { idLogHas, idLogOfAscending, idLogToArray } from './id-log.js';
 import { profileForTag } from './profile.js';
-import { makeRecord } from './record.js';
+import { fieldsOf, makeRecord } from './record.js';
 import { liveRecordsAscending, withRoot } from './root.js';
 import { SnapshotReader, SnapshotWriter } from './snapshot-bytes.js';
 import type {
@@ -65,7 +65,8 @@ function readConfig(r: SnapshotReader): SessionConfig {
   });
 }
 
-function writeRecord(w: SnapshotWriter, x: InferenceRecord): void {
+function writeRecord(w: SnapshotWriter, record: InferenceRecord): void {
+  const x = fieldsOf(record);
   w.big(x.id);
   w.byte(x.status);
   w.uint(x.executorSlot);
@@ -136,21 +137,6 @@ function readHeightSync(r: SnapshotReader): HeightSyncCommit {
     turnSlots: r.big(),
     reason: r.string(),
   });
-}
-
-/** Ids per chunk of an IdLog, as id-log.ts lays them out (any chunking is valid for its readers). */
-const ID_CHUNK = 1024;
-
-/**
- * The IdLog that appending `ids` one by one would build, in one pass (appending copies the tail each
- * time, which for 20 000 ids costs ~10 M element copies).
- */
-function idLogOfAscending(ids: readonly bigint[]): IdLog {
-  if (ids.length === 0) return EMPTY_ID_LOG;
-  const full = Math.floor((ids.length - 1) / ID_CHUNK);
-  const chunks: (readonly bigint[])[] = [];
-  for (let c = 0; c < full; c++) chunks.push(Object.freeze(ids.slice(c * ID_CHUNK, (c + 1) * ID_CHUNK)));
-  return { chunks: Object.freeze(chunks), tail: Object.freeze(ids.slice(full * ID_CHUNK)) };
 }
 
 /** Live records encoded between two yields of `encodeStateSnapshotSteps`. */

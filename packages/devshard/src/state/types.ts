@@ -77,7 +77,11 @@ export interface InferenceRecordFields {
   readonly confirmedAtHeight: bigint;
 }
 
-/** A live record with its InferenceRecordProto bytes, computed once per change (§6 live_hash). */
+/**
+ * A live record with its InferenceRecordProto bytes, computed once per change (§6 live_hash). Made
+ * by state/record.ts (compact layout: most fields are getters), so a changed copy is made with
+ * `updateRecord`, never by spreading a record (a spread copies own fields only).
+ */
 export interface InferenceRecord extends InferenceRecordFields {
   readonly entry: Uint8Array;
 }

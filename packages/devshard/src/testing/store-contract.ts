@@ -182,9 +182,13 @@ export function sessionStoreContract(
       const pending = [{ key: 'p', bytes: Uint8Array.of(1) }];
       await store.appendDiff(escrowId, contractDiff(1n, true), token);
       await store.appendDiff(escrowId, contractDiff(2n), token);
-      await store.addPendingTxs(escrowId, pending, token);
+      await store.saveWrites(escrowId, { addPending: pending }, token);
       // An ambiguous commit is resolved by repeating the call: same signed diff, any nonce ≤ last.
-      await store.appendDiff(escrowId, contractDiff(1n, true), token, ['p']);
+      // The writes it carried landed with the first call; the repeat writes nothing.
+      await store.appendDiff(escrowId, contractDiff(1n, true), token, {
+        deletePending: ['p'],
+        hostProgress: [{ address: 'gonka1a', nonce: 1n }],
+      });
       await store.appendDiff(escrowId, contractDiff(2n), token);
       for (const other of [
         contractDiff(2n, false, 5),
@@ -197,6 +201,7 @@ export function sessionStoreContract(
       assert.equal(s.lastNonce, 2n);
       assert.deepEqual(s.diffs.map(diffView), [contractDiff(1n, true), contractDiff(2n)].map(diffView));
       assert.deepEqual(pendingView(s), [['p', '01']], 'a no-op append consumes nothing');
+      assert.equal(s.hostSync.size, 0, 'a no-op append writes nothing it carries');
     });
 
     t.it('lets exactly one of two concurrent writers take a nonce', async () => {
@@ -244,7 +249,7 @@ export function sessionStoreContract(
       async () => {
         const { store, escrowId, token: first } = await fresh();
         await store.appendDiff(escrowId, contractDiff(1n, true), first);
-        await store.addPendingTxs(escrowId, [{ key: 'a', bytes: Uint8Array.of(1) }], first);
+        await store.saveWrites(escrowId, { addPending: [{ key: 'a', bytes: Uint8Array.of(1) }] }, first);
         const taken = await store.acquire(escrowId);
         const second = taken.fencingToken;
         assert.ok(second > first);
@@ -255,11 +260,23 @@ export function sessionStoreContract(
         await rejectsWith(store.appendDiff(escrowId, contractDiff(2n), first), stale);
         await rejectsWith(store.appendDiff(escrowId, contractDiff(1n, true), first), stale);
         await rejectsWith(
-          store.addPendingTxs(escrowId, [{ key: 'b', bytes: Uint8Array.of(2) }], first),
+          store.saveWrites(escrowId, { addPending: [{ key: 'b', bytes: Uint8Array.of(2) }] }, first),
           stale,
         );
-        await rejectsWith(store.removePendingTxs(escrowId, ['a'], first), stale);
-        await rejectsWith(store.prunePayloads(escrowId, [1n], first), stale);
+        await rejectsWith(store.saveWrites(escrowId, { deletePending: ['a'] }, first), stale);
+        await rejectsWith(store.saveWrites(escrowId, { prunePayloads: [1n] }, first), stale);
+        await rejectsWith(
+          store.saveWrites(escrowId, { hostProgress: [{ address: 'gonka1a', nonce: 1n }] }, first),
+          stale,
+        );
+        await rejectsWith(
+          store.saveWrites(
+            escrowId,
+            { signatures: [{ nonce: 1n, signatures: [{ slotId: 0, signature: Uint8Array.of(1) }] }] },
+            first,
+          ),
+          stale,
+        );
         await rejectsWith(
           store.saveSnapshot(
             escrowId,
@@ -271,7 +288,7 @@ export function sessionStoreContract(
         await rejectsWith(store.saveFinalizeDocument(escrowId, '{}', first), stale);
         // A token never minted is not current either: writes need exactly the current one.
         await rejectsWith(store.appendDiff(escrowId, contractDiff(2n), second + 1n), stale);
-        await rejectsWith(store.addPendingTxs(escrowId, [], second + 1n), stale);
+        await rejectsWith(store.saveWrites(escrowId, {}, second + 1n), stale);
         await store.appendDiff(escrowId, contractDiff(2n), second);
         const s = await loaded(store, escrowId);
         assert.equal(s.fencingToken, second);
@@ -283,7 +300,9 @@ export function sessionStoreContract(
         assert.deepEqual([...s.payloads.keys()], [1n]);
         assert.equal(s.snapshot, undefined);
         assert.equal(s.finalizeDocument, undefined);
-        await rejectsWith(store.addPendingTxs(nextId(), [], 1n), SessionStoreErrorCode.NotFound);
+        assert.equal(s.hostSync.size, 0);
+        assert.equal((await store.loadSignatures(escrowId, 1n)).size, 0);
+        await rejectsWith(store.saveWrites(nextId(), {}, 1n), SessionStoreErrorCode.NotFound);
       },
     );
 
@@ -293,31 +312,37 @@ export function sessionStoreContract(
         key,
         bytes: Uint8Array.from(bytes),
       });
-      await store.addPendingTxs(escrowId, [tx('confirm:3', 0x42, 0), tx('tx:ab', 1, 2)], token);
+      await store.saveWrites(escrowId, { addPending: [tx('confirm:3', 0x42, 0), tx('tx:ab', 1, 2)] }, token);
       // A key already pending is left as it is (first bytes kept), new keys append in order.
-      await store.addPendingTxs(escrowId, [tx('confirm:3', 9), tx('finish:3', 3)], token);
+      await store.saveWrites(escrowId, { addPending: [tx('confirm:3', 9), tx('finish:3', 3)] }, token);
       assert.deepEqual(pendingView(await loaded(store, escrowId)), [
         ['confirm:3', '4200'],
         ['tx:ab', '0102'],
         ['finish:3', '03'],
       ]);
-      await store.appendDiff(escrowId, contractDiff(1n), token, ['confirm:3', 'not-pending']);
+      // The diff carries adds too: a key both added and deleted ends up absent.
+      await store.appendDiff(escrowId, contractDiff(1n), token, {
+        deletePending: ['confirm:3', 'not-pending', 'val:1'],
+        addPending: [tx('vote:2', 5), tx('val:1', 6)],
+      });
       assert.deepEqual(pendingView(await loaded(store, escrowId)), [
         ['tx:ab', '0102'],
         ['finish:3', '03'],
+        ['vote:2', '05'],
       ]);
-      // A refused append consumes nothing.
+      // A refused append writes nothing it carries.
+      const carried = { deletePending: ['tx:ab'], addPending: [tx('x', 1)], prunePayloads: [1n] };
       await rejectsWith(
-        store.appendDiff(escrowId, contractDiff(3n), token, ['tx:ab']),
+        store.appendDiff(escrowId, contractDiff(3n), token, carried),
         SessionStoreErrorCode.NonceConflict,
       );
       await rejectsWith(
-        store.appendDiff(escrowId, contractDiff(2n), token + 1n, ['tx:ab']),
+        store.appendDiff(escrowId, contractDiff(2n), token + 1n, carried),
         SessionStoreErrorCode.StaleToken,
       );
-      assert.equal((await loaded(store, escrowId)).pendingTxs.length, 2);
-      await store.removePendingTxs(escrowId, ['finish:3', 'unknown'], token);
-      await store.addPendingTxs(escrowId, [tx('confirm:3', 7)], token);
+      assert.equal((await loaded(store, escrowId)).pendingTxs.length, 3);
+      await store.saveWrites(escrowId, { deletePending: ['finish:3', 'unknown', 'vote:2'] }, token);
+      await store.saveWrites(escrowId, { addPending: [tx('confirm:3', 7)] }, token);
       const s = await loaded(store, escrowId);
       assert.deepEqual(pendingView(s), [
         ['tx:ab', '0102'],
@@ -337,7 +362,7 @@ export function sessionStoreContract(
         diffView({ ...contractDiff(3n), payload: s.payloads.get(3n)! }),
         diffView(contractDiff(3n, true)),
       );
-      await store.prunePayloads(escrowId, [1n, 2n, 99n], token);
+      await store.saveWrites(escrowId, { prunePayloads: [1n, 2n, 99n] }, token);
       s = await loaded(store, escrowId);
       assert.deepEqual([...s.payloads.keys()], [3n]);
       assert.deepEqual(
@@ -348,7 +373,12 @@ export function sessionStoreContract(
         (await store.readDiffs(escrowId, 1n, 3n)).map((d) => d.payload !== undefined),
         [false, false, true],
       );
-      assert.deepEqual([...(await store.acquire(escrowId)).payloads.keys()], [3n]);
+      const { fencingToken } = await store.acquire(escrowId);
+      assert.deepEqual([...(await loaded(store, escrowId)).payloads.keys()], [3n]);
+      // The diff that moves an inference out of Pending prunes its payload in the same write, and
+      // stores its own.
+      await store.appendDiff(escrowId, contractDiff(4n, true), fencingToken, { prunePayloads: [3n] });
+      assert.deepEqual([...(await loaded(store, escrowId)).payloads.keys()], [4n]);
     });
 
     t.it('saves snapshots at stored nonces and loads the newest with only the diffs after it', async () => {
@@ -427,10 +457,16 @@ export function sessionStoreContract(
     });
 
     t.it('keeps host progress monotonic per address', async () => {
-      const { store, escrowId } = await fresh();
-      await store.saveHostProgress(escrowId, 'gonka1a', 5n);
-      await store.saveHostProgress(escrowId, 'gonka1a', 3n);
-      await store.saveHostProgress(escrowId, 'gonka1b', 9n);
+      const { store, escrowId, token } = await fresh();
+      const progress = (address: string, nonce: bigint) => ({ address, nonce });
+      await store.saveWrites(escrowId, { hostProgress: [progress('gonka1a', 5n)] }, token);
+      await store.saveWrites(escrowId, { hostProgress: [progress('gonka1a', 3n)] }, token);
+      // One write may name a host twice: the higher nonce counts.
+      await store.saveWrites(
+        escrowId,
+        { hostProgress: [progress('gonka1b', 9n), progress('gonka1b', 2n)] },
+        token,
+      );
       const s = await loaded(store, escrowId);
       assert.equal(s.hostSync.get('gonka1a'), 5n);
       assert.equal(s.hostSync.get('gonka1b'), 9n);
@@ -438,17 +474,36 @@ export function sessionStoreContract(
     });
 
     t.it('merges signatures per nonce and slot', async () => {
-      const { store, escrowId } = await fresh();
+      const { store, escrowId, token } = await fresh();
       const sig = (v: number) => new Uint8Array(65).fill(v);
-      await store.saveSignatures(escrowId, 4n, [
-        { slotId: 0, signature: sig(1) },
-        { slotId: 2, signature: sig(1) },
-      ]);
-      await store.saveSignatures(escrowId, 4n, [
-        { slotId: 1, signature: sig(2) },
-        { slotId: 0, signature: sig(3) },
-      ]);
-      await store.saveSignatures(escrowId, 5n, [{ slotId: 1, signature: sig(4) }]);
+      await store.saveWrites(
+        escrowId,
+        {
+          signatures: [
+            {
+              nonce: 4n,
+              signatures: [
+                { slotId: 0, signature: sig(1) },
+                { slotId: 2, signature: sig(1) },
+              ],
+            },
+          ],
+        },
+        token,
+      );
+      // Carried by a diff too, several nonces at once.
+      await store.appendDiff(escrowId, contractDiff(1n), token, {
+        signatures: [
+          {
+            nonce: 4n,
+            signatures: [
+              { slotId: 1, signature: sig(2) },
+              { slotId: 0, signature: sig(3) },
+            ],
+          },
+          { nonce: 5n, signatures: [{ slotId: 1, signature: sig(4) }] },
+        ],
+      });
       const at4 = await store.loadSignatures(escrowId, 4n);
       assert.deepEqual(
         [...at4].sort((x, y) => x[0] - y[0]).map(([slot, s]) => [slot, s[0]]),
@@ -477,7 +532,7 @@ export function sessionStoreContract(
       const { store, escrowId, token } = await fresh();
       const pending = { key: 'k', bytes: Uint8Array.of(1, 2, 3) };
       const diff = contractDiff(1n, true);
-      await store.addPendingTxs(escrowId, [pending], token);
+      await store.saveWrites(escrowId, { addPending: [pending] }, token);
       await store.appendDiff(escrowId, diff, token);
       const snapshot = { nonce: 1n, root: diff.root.slice(), state: Uint8Array.of(5, 6) };
       await store.saveSnapshot(escrowId, snapshot, token);

@@ -5,46 +5,49 @@
 // truncated stream; EOF after the receipt but before [DONE] on a send with a payload is a truncated
 // execution (the reference counts the receipt as a terminator; we also want the Finish, §7.2).
 import { isDevshardError } from '../errors.js';
-import { parseJsonLossless } from '../json/lossless.js';
-import { type DevshardEvent, decodeDevshardEvent } from '../json/wire.js';
+import { type JsonValue, parseJsonLossless } from '../json/lossless.js';
+import { type DevshardEvent, devshardEventOf } from '../json/wire.js';
 import { HostErrorCode, HostTransportError } from './errors.js';
 import type { ChatEvent } from './types.js';
 
 const DATA = new TextEncoder().encode('data:');
-const DONE = '[DONE]';
+const DONE = new TextEncoder().encode('[DONE]');
 const decoder = new TextDecoder();
 // Protocol events are recognised by their top-level key; a chat chunk whose text merely mentions the
 // key still parses as `other` and is forwarded.
 const PROTOCOL_KEYS = [Buffer.from('"devshard_receipt"'), Buffer.from('"devshard_meta"')];
 
-function startsWith(line: Uint8Array, prefix: Uint8Array): boolean {
-  if (line.length < prefix.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (line[i] !== prefix[i]) return false;
+/** Whether `line` holds `prefix` at `offset`. */
+function holdsAt(line: Uint8Array, prefix: Uint8Array, offset: number): boolean {
+  if (line.length < offset + prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (line[offset + i] !== prefix[i]) return false;
   return true;
 }
 
-function mentionsProtocolKey(data: Uint8Array): boolean {
-  const view = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  return PROTOCOL_KEYS.some((k) => view.includes(k));
+/** Searched in place from `offset`: lines from undici are Buffers already, no view per line. */
+function mentionsProtocolKey(line: Uint8Array, offset: number): boolean {
+  const view = line instanceof Buffer ? line : Buffer.from(line.buffer, line.byteOffset, line.byteLength);
+  return PROTOCOL_KEYS.some((k) => view.includes(k, offset));
 }
 
 /** The event of one line, or undefined for lines to ignore. Throws `malformed` for a bad protocol event. */
 export function classifyLine(line: Uint8Array): ChatEvent | undefined {
-  if (!startsWith(line, DATA)) return undefined;
+  if (!holdsAt(line, DATA, 0)) return undefined;
   let offset = DATA.length;
   if (line[offset] === 0x20) offset++;
+  if (line.length - offset === DONE.length && holdsAt(line, DONE, offset)) return { type: 'done', line };
+  if (!mentionsProtocolKey(line, offset)) return { type: 'chunk', line };
   const data = line.subarray(offset);
-  if (data.length === DONE.length && decoder.decode(data) === DONE) return { type: 'done', line };
-  if (!mentionsProtocolKey(data)) return { type: 'chunk', line };
-  const text = decoder.decode(data);
+  let value: JsonValue;
   try {
-    parseJsonLossless(text);
+    value = parseJsonLossless(decoder.decode(data));
   } catch {
     return { type: 'chunk', line }; // not JSON: an ordinary data line, forwarded as is
   }
+  // Parsed once: the receipt and meta lines carry the base64 mempool, the longest text of the stream.
   let event: DevshardEvent;
   try {
-    event = decodeDevshardEvent(text);
+    event = devshardEventOf(value);
   } catch (error) {
     // JSON whose receipt/meta shape is wrong (bad base64, integer out of range): the host's fault.
     if (error instanceof SyntaxError || isDevshardError(error)) {
@@ -59,6 +62,33 @@ export function classifyLine(line: Uint8Array): ChatEvent | undefined {
   return { type: 'chunk', line };
 }
 
+/** What a chat stream has shown so far, and whether its end is a truncation (the rules above). */
+export class ChatStreamEnd {
+  sawReceipt = false;
+  sawDone = false;
+
+  /** `payloadSent`: the request carried an inference payload. */
+  constructor(private readonly payloadSent: boolean) {}
+
+  see(event: ChatEvent): void {
+    if (event.type === 'receipt') this.sawReceipt = true;
+    else if (event.type === 'done') this.sawDone = true;
+  }
+
+  /** At EOF: throws the truncation the stream's end amounts to, if any. */
+  check(): void {
+    if (!this.sawReceipt && !this.sawDone) {
+      throw new HostTransportError(HostErrorCode.Truncated, 'stream ended before the receipt and [DONE]');
+    }
+    if (this.payloadSent && !this.sawDone) {
+      throw new HostTransportError(
+        HostErrorCode.TruncatedExecution,
+        'stream ended after the receipt, before [DONE]',
+      );
+    }
+  }
+}
+
 /**
  * Events of a chat stream from its lines, ending with the truncation rules above. `payloadSent`
  * says whether the request carried an inference payload.
@@ -67,22 +97,12 @@ export async function* chatEvents(
   lines: AsyncIterable<Uint8Array>,
   payloadSent: boolean,
 ): AsyncGenerator<ChatEvent, void, undefined> {
-  let sawReceipt = false;
-  let sawDone = false;
+  const end = new ChatStreamEnd(payloadSent);
   for await (const line of lines) {
     const event = classifyLine(line);
     if (!event) continue;
-    if (event.type === 'receipt') sawReceipt = true;
-    if (event.type === 'done') sawDone = true;
+    end.see(event);
     yield event;
   }
-  if (!sawReceipt && !sawDone) {
-    throw new HostTransportError(HostErrorCode.Truncated, 'stream ended before the receipt and [DONE]');
-  }
-  if (payloadSent && !sawDone) {
-    throw new HostTransportError(
-      HostErrorCode.TruncatedExecution,
-      'stream ended after the receipt, before [DONE]',
-    );
-  }
+  end.check();
 }

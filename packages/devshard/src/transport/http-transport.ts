@@ -11,7 +11,7 @@ import type { DecodedTx } from '../proto/devshard-tx.js';
 import { decodeTx } from '../proto/devshard-tx.js';
 import { signRequest } from '../signing/request.js';
 import { type CallScope, callScope } from './call-scope.js';
-import { chatEvents } from './chat-events.js';
+import { ChatStreamEnd, classifyLine } from './chat-events.js';
 import { HostErrorCode, HostTransportError, hostStatusError } from './errors.js';
 import {
   decodeDiffRecords,
@@ -19,7 +19,7 @@ import {
   decodeVerifyTimeoutResponse,
   encodeVerifyTimeoutRequest,
 } from './route-wire.js';
-import { readLines } from './sse-lines.js';
+import { LineSplitter } from './sse-lines.js';
 import type {
   CallOptions,
   ChatEvent,
@@ -153,17 +153,47 @@ class HttpChatStream implements ChatStream {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ChatEvent, void, undefined> {
+    for await (const batch of this.eventBatches()) yield* batch;
+  }
+
+  async *eventBatches(): AsyncGenerator<readonly ChatEvent[], void, undefined> {
     if (this.#used) throw new Error('a chat stream can be read once');
     this.#used = true;
     let finished = false;
     let sawReceipt = false;
     try {
       if (isEventStream(this.res)) {
-        const body = this.res.body ?? emptyBody();
-        for await (const event of chatEvents(readLines(body, this.maxLineBytes), this.payloadSent)) {
-          if (event.type === 'receipt') sawReceipt = true;
-          yield event;
+        // chatEvents(readLines(body)) in one loop: the lines of a received chunk and their events
+        // are taken synchronously (sse-lines.ts), and handed over together.
+        const lines = new LineSplitter(this.maxLineBytes);
+        const end = new ChatStreamEnd(this.payloadSent);
+        for await (const chunk of this.res.body ?? emptyBody()) {
+          lines.feed(chunk);
+          const batch: ChatEvent[] = [];
+          let failure: { error: unknown } | undefined;
+          try {
+            for (let line = lines.next(); line !== undefined; line = lines.next()) {
+              const event = classifyLine(line);
+              if (event === undefined) continue;
+              end.see(event);
+              batch.push(event);
+            }
+          } catch (error) {
+            failure = { error };
+          }
+          sawReceipt = end.sawReceipt;
+          // What came before a bad line is delivered first, as one event at a time would have been.
+          if (batch.length > 0) yield batch;
+          if (failure) throw failure.error;
         }
+        const last = lines.end();
+        const event = last === undefined ? undefined : classifyLine(last);
+        if (event !== undefined) {
+          end.see(event);
+          sawReceipt = end.sawReceipt;
+          yield [event];
+        }
+        end.check();
       } else {
         // Legacy non-SSE answer (§4.3): one JSON object, mempool inside.
         const text = Buffer.from(await readBounded(this.res.body, this.maxBodyBytes)).toString('utf8');
@@ -176,9 +206,12 @@ class HttpChatStream implements ChatStream {
             `legacy response: ${(error as Error).message}`,
           );
         }
-        yield { type: 'receipt', receipt };
-        if (receipt.mempool && receipt.mempool.length > 0)
-          yield { type: 'meta', meta: { mempool: receipt.mempool } };
+        yield receipt.mempool && receipt.mempool.length > 0
+          ? [
+              { type: 'receipt', receipt },
+              { type: 'meta', meta: { mempool: receipt.mempool } },
+            ]
+          : [{ type: 'receipt', receipt }];
       }
       finished = true;
     } catch (error) {

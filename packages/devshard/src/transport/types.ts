@@ -44,6 +44,12 @@ export type ChatEvent =
 export interface ChatStream extends AsyncIterable<ChatEvent> {
   /** Stops reading and releases the connection (the host may keep executing). */
   cancel(): void;
+  /**
+   * Optional second way to read the same stream (either one, once): the events grouped as they
+   * arrived, one array per received body chunk, same order, same errors (the events before a
+   * failure in a chunk come first). A consumer then pays one async step per chunk, not per event.
+   */
+  eventBatches?(): AsyncIterable<readonly ChatEvent[]>;
 }
 
 /** §4.3 VerifyTimeoutRequest. */

@@ -483,6 +483,9 @@ export class OwnedSessions implements ClaimTarget {
             await s.checkTimeouts();
             const idle = performance.now() - e.lastRequestAt >= (this.#o.flushIdleMs ?? 10_000);
             if (idle && s.inFlight === 0 && s.pendingTxCount > 0) await s.flush();
+            // Host progress and signatures wait for the next diff's statement (issue 10); an idle
+            // escrow stores them on their own, so they wait at most flushIdleMs.
+            else if (idle && s.hasWaitingWrites) await s.saveWaitingWrites();
           } catch (error) {
             this.#o.log?.warn(
               { escrowId: e.escrow.escrowId.toString(), err: error },

@@ -98,13 +98,13 @@ describe('ambiguous commit', () => {
 
     // The fenced write is one statement: the reply to its implicit commit is what gets lost.
     let cut = proxy.cutAtCommit(/insert into session_pending_txs/);
-    const lostAdd = await store.addPendingTxs(id, pending, fencingToken).then(
+    const lostAdd = await store.saveWrites(id, { addPending: pending }, fencingToken).then(
       () => undefined,
       (e: unknown) => e,
     );
     await cut;
     expect(isSessionStoreError(lostAdd)).toBe(false);
-    await store.addPendingTxs(id, pending, fencingToken);
+    await store.saveWrites(id, { addPending: pending }, fencingToken);
     expect((await direct.load(id))?.pendingTxs.map((p) => p.key)).toEqual(['confirm:1']);
 
     // A token minted by an acquire whose reply was lost is simply skipped: the retry mints a newer

@@ -46,8 +46,14 @@ describe('PostgresSessionStore uint64 columns', () => {
     };
     await store.create(record);
     const { fencingToken } = await store.acquire(escrowId);
-    await store.saveHostProgress(escrowId, 'gonka1a', max);
-    await store.saveSignatures(escrowId, max, [{ slotId: 0, signature: Uint8Array.of(1) }]);
+    await store.saveWrites(
+      escrowId,
+      {
+        hostProgress: [{ address: 'gonka1a', nonce: max }],
+        signatures: [{ nonce: max, signatures: [{ slotId: 0, signature: Uint8Array.of(1) }] }],
+      },
+      fencingToken,
+    );
     const s = await store.load(escrowId);
     expect(s?.record).toStrictEqual(record);
     expect(s?.fencingToken).toBe(fencingToken);

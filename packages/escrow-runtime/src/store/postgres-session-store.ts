@@ -6,15 +6,14 @@
 // so it fences every older writer at once, and no two writers can both store a diff for one nonce
 // (§2.3). Raw SQL through postgres.js: these conditional writes read best as the statements Postgres
 // runs.
-import type { DevshardSlotSignature } from '@gonka-gateway/chain';
 import type { PayloadWire } from '@gonka-gateway/devshard';
 import {
   type SessionRecord,
   type SessionStore,
   SessionStoreError,
   SessionStoreErrorCode,
+  type SessionWrites,
   type StoredDiff,
-  type StoredPendingTx,
   type StoredSession,
 } from '@gonka-gateway/devshard/session';
 import { sqlState } from '@gonka-gateway/shared';
@@ -43,7 +42,6 @@ interface HeadRow {
 }
 
 const UNIQUE_VIOLATION = '23505';
-const FOREIGN_KEY_VIOLATION = '23503';
 
 /**
  * JSON sent as text and cast by Postgres (`::text::jsonb`): the handle of @gonka-gateway/shared
@@ -108,11 +106,11 @@ export class PostgresSessionStore implements SessionStore {
     escrowId: string,
     diff: StoredDiff,
     fencingToken: bigint,
-    consumed: readonly string[] = [],
+    writes: SessionWrites = {},
   ): Promise<void> {
     try {
-      if (await this.#appendIfNext(escrowId, diff, fencingToken, consumed)) return;
-      await this.#appendLocked(escrowId, diff, fencingToken, consumed);
+      if (await this.#appendIfNext(escrowId, diff, fencingToken, writes)) return;
+      await this.#appendLocked(escrowId, diff, fencingToken, writes);
     } catch (error) {
       // The head row orders appenders, so a duplicate key here means a second writer slipped past
       // it (it cannot today); report it as the conflict it is rather than a driver error.
@@ -124,8 +122,9 @@ export class PostgresSessionStore implements SessionStore {
 
   /**
    * The common case in one statement (one round trip, committed on its own): the head moves from
-   * nonce − 1 to nonce only when the token is current, and the diff, its payload and the consumed
-   * pending txs are written only when it did. A concurrent acquire or appender holds the head row;
+   * nonce − 1 to nonce only when the token is current, and the diff, its payload and the writes it
+   * carries (the pending txs it consumes, the payloads it prunes, whatever the session deferred to
+   * it: #writes) are written only when it did. A concurrent acquire or appender holds the head row;
    * Postgres re-checks the condition on the row it then finds, so at most one such write wins.
    * False when the condition did not hold: the caller then decides under the row lock.
    */
@@ -133,7 +132,7 @@ export class PostgresSessionStore implements SessionStore {
     escrowId: string,
     diff: StoredDiff,
     token: bigint,
-    consumed: readonly string[],
+    writes: SessionWrites,
   ): Promise<boolean> {
     const sql = this.#sql;
     const p = diff.payload;
@@ -157,10 +156,7 @@ export class PostgresSessionStore implements SessionStore {
           ${p?.model ?? null}::text, ${p?.inputLength.toString() ?? null}::numeric,
           ${p?.maxTokens.toString() ?? null}::numeric, ${p?.startedAt.toString() ?? null}::numeric
         from head where ${p !== undefined}::boolean
-      ), consumed as (
-        delete from session_pending_txs
-        where escrow_id = (select escrow_id from head) and dedup_key = any(${[...consumed]}::text[])
-      )
+      ), ${this.#writes(sql, writes)}
       select count(*)::int as applied from head`;
     return row?.applied === 1;
   }
@@ -170,7 +166,7 @@ export class PostgresSessionStore implements SessionStore {
     escrowId: string,
     diff: StoredDiff,
     fencingToken: bigint,
-    consumed: readonly string[],
+    writes: SessionWrites,
   ): Promise<void> {
     await this.#sql.begin(async (tx) => {
       const last = await this.#fenced(tx, escrowId, fencingToken);
@@ -184,7 +180,7 @@ export class PostgresSessionStore implements SessionStore {
       // The head moved to nonce − 1 after the one-statement attempt looked (a write of ours that was
       // still in flight): write it here, under the lock.
       const nonce = diff.nonce.toString();
-      const writes: Promise<unknown>[] = [
+      const statements: Promise<unknown>[] = [
         tx`insert into session_diffs
              (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
            values (${escrowId}::numeric, ${nonce}::numeric, ${toBuffer(txsBlob(diff))},
@@ -192,14 +188,12 @@ export class PostgresSessionStore implements SessionStore {
              ${jsonText(diff.warmKeysBound.map((b) => ({ ...b })))}::text::jsonb, ${fencingToken.toString()}::bigint)`,
         tx`update session_heads set last_nonce = ${nonce}::numeric, updated_at = now()
            where escrow_id = ${escrowId}::numeric`,
+        // The row is locked by #fenced above: `head` only names it for the carried writes.
+        tx`with head as (select ${escrowId}::numeric as escrow_id), ${this.#writes(tx, writes)} select 1`,
       ];
-      if (diff.payload) writes.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload));
-      if (consumed.length > 0) {
-        writes.push(tx`delete from session_pending_txs
-          where escrow_id = ${escrowId}::numeric and dedup_key = any(${[...consumed]}::text[])`);
-      }
+      if (diff.payload) statements.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload));
       // Pipelined on the transaction's connection: one round trip for the whole write.
-      await Promise.all(writes);
+      await Promise.all(statements);
     });
   }
 
@@ -215,58 +209,69 @@ export class PostgresSessionStore implements SessionStore {
     return rows.map(diffFromRow);
   }
 
-  // The three writes below run on almost every request (architecture §4: the hot path), so each is
-  // one statement — one round trip — instead of begin / lock / write / commit: the `head` CTE takes
-  // the same row lock as #fenced and yields the row only while the token is current, and the write
+  // saveWrites runs after most host responses (architecture §4: the hot path), so it is one
+  // statement — one round trip — instead of begin / lock / write / commit: the `head` CTE takes the
+  // same row lock as #fenced and yields the row only while the token is current, and every write
   // reads from it. Under a concurrent acquire the lock waits, Postgres re-checks the token on the
   // bumped row, `head` comes back empty and nothing is written. Why it was empty (missing or stale)
   // is asked only then.
 
-  async addPendingTxs(
-    escrowId: string,
-    txs: readonly StoredPendingTx[],
-    fencingToken: bigint,
-  ): Promise<void> {
+  async saveWrites(escrowId: string, writes: SessionWrites, fencingToken: bigint): Promise<void> {
+    const sql = this.#sql;
+    const [row] = await sql<{ fenced: number }[]>`
+      with head as materialized (${this.#fencedHead(escrowId, fencingToken)}), ${this.#writes(sql, writes)}
+      select count(*)::int as fenced from head`;
+    if (row?.fenced !== 1) await this.#notFenced(escrowId, fencingToken);
+  }
+
+  /**
+   * The CTEs of SessionWrites, reading the escrow id from a `head` CTE defined before them: nothing
+   * is written when `head` is empty. The statement text is the same whatever is empty, so Postgres
+   * keeps one prepared plan. Arrays travel as text[] (bytes as hex, numbers as decimal text):
+   * drizzle's wrapper of the shared handle replaces postgres.js's bytea[] and numeric[] serializers.
+   * Data-modifying CTEs all see the statement's starting snapshot, so a key both added and deleted is
+   * left out of the insert rather than racing the delete (the memory store: add, then delete).
+   */
+  #writes(db: Db, w: SessionWrites) {
+    const add = w.addPending ?? [];
+    const del = [...(w.deletePending ?? [])];
+    // One row per host: an upsert may not touch a row twice in one statement.
+    const hosts = new Map<string, bigint>();
+    for (const h of w.hostProgress ?? [])
+      if (h.nonce > (hosts.get(h.address) ?? -1n)) hosts.set(h.address, h.nonce);
+    const sigs = (w.signatures ?? []).flatMap((s) => s.signatures.map((e) => ({ nonce: s.nonce, ...e })));
+    const hex = (b: Uint8Array) => toBuffer(b).toString('hex');
     // Rows keep the given order (`seq` is arrival order); the first of two equal keys wins, as does
-    // a key already pending. Bytes travel as hex text: drizzle's wrapper replaces postgres.js's
-    // array serializers, so a bytea[] parameter would not survive it.
-    const [row] = await this.#sql<{ fenced: number }[]>`
-      with head as materialized (${this.#fencedHead(escrowId, fencingToken)}), added as (
+    // a key already pending.
+    return db`added as (
         insert into session_pending_txs (escrow_id, dedup_key, tx)
         select head.escrow_id, t.dedup_key, decode(t.hex, 'hex')
-        from head, unnest(${txs.map((t) => t.key)}::text[], ${txs.map((t) => toBuffer(t.bytes).toString('hex'))}::text[])
+        from head, unnest(${add.map((t) => t.key)}::text[], ${add.map((t) => hex(t.bytes))}::text[])
           with ordinality as t(dedup_key, hex, ord)
+        where t.dedup_key <> all(${del}::text[])
         order by t.ord
         on conflict (escrow_id, dedup_key) do nothing
-      )
-      select count(*)::int as fenced from head`;
-    if (row?.fenced !== 1) await this.#notFenced(escrowId, fencingToken);
-  }
-
-  async removePendingTxs(escrowId: string, keys: readonly string[], fencingToken: bigint): Promise<void> {
-    const [row] = await this.#sql<{ fenced: number }[]>`
-      with head as materialized (${this.#fencedHead(escrowId, fencingToken)}), removed as (
+      ), deleted as (
         delete from session_pending_txs
-        where escrow_id = (select escrow_id from head) and dedup_key = any(${[...keys]}::text[])
-      )
-      select count(*)::int as fenced from head`;
-    if (row?.fenced !== 1) await this.#notFenced(escrowId, fencingToken);
-  }
-
-  // text[] first: drizzle makes the numeric[] serializer (oid 1231) a pass-through.
-  async prunePayloads(
-    escrowId: string,
-    inferenceIds: readonly bigint[],
-    fencingToken: bigint,
-  ): Promise<void> {
-    const [row] = await this.#sql<{ fenced: number }[]>`
-      with head as materialized (${this.#fencedHead(escrowId, fencingToken)}), pruned as (
+        where escrow_id = (select escrow_id from head) and dedup_key = any(${del}::text[])
+      ), pruned as (
         delete from session_payloads
         where escrow_id = (select escrow_id from head)
-          and inference_id = any(${inferenceIds.map(String)}::text[]::numeric[])
-      )
-      select count(*)::int as fenced from head`;
-    if (row?.fenced !== 1) await this.#notFenced(escrowId, fencingToken);
+          and inference_id = any(${(w.prunePayloads ?? []).map(String)}::text[]::numeric[])
+      ), progress as (
+        insert into session_host_progress (escrow_id, host_address, synced_nonce)
+        select head.escrow_id, h.address, h.nonce::numeric
+        from head, unnest(${[...hosts.keys()]}::text[], ${[...hosts.values()].map(String)}::text[]) as h(address, nonce)
+        on conflict (escrow_id, host_address) do update
+          set synced_nonce = greatest(session_host_progress.synced_nonce, excluded.synced_nonce),
+              updated_at = now()
+      ), signed as (
+        insert into session_state_signatures (escrow_id, nonce, slot_id, signature)
+        select head.escrow_id, s.nonce::numeric, s.slot_id::int, decode(s.hex, 'hex')
+        from head, unnest(${sigs.map((s) => String(s.nonce))}::text[], ${sigs.map((s) => String(s.slotId))}::text[],
+          ${sigs.map((s) => hex(s.signature))}::text[]) as s(nonce, slot_id, hex)
+        on conflict (escrow_id, nonce, slot_id) do nothing
+      )`;
   }
 
   async saveSnapshot(escrowId: string, snapshot: StoredSnapshot, fencingToken: bigint): Promise<void> {
@@ -289,38 +294,6 @@ export class PostgresSessionStore implements SessionStore {
         tx`delete from session_snapshots where escrow_id = ${escrowId}::numeric and nonce < ${nonce}::numeric`,
       ]);
     });
-  }
-
-  async saveHostProgress(escrowId: string, address: string, nonce: bigint): Promise<void> {
-    await this.#mapMissing(
-      escrowId,
-      this.#sql`
-        insert into session_host_progress (escrow_id, host_address, synced_nonce)
-        values (${escrowId}::numeric, ${address}, ${nonce.toString()}::numeric)
-        on conflict (escrow_id, host_address) do update
-          set synced_nonce = greatest(session_host_progress.synced_nonce, excluded.synced_nonce),
-              updated_at = now()`,
-    );
-  }
-
-  async saveSignatures(
-    escrowId: string,
-    nonce: bigint,
-    signatures: readonly DevshardSlotSignature[],
-  ): Promise<void> {
-    if (signatures.length === 0) return this.#mustExist(this.#sql, escrowId);
-    const rows = signatures.map((s) => ({
-      escrow_id: escrowId,
-      nonce: nonce.toString(),
-      slot_id: s.slotId,
-      signature: toBuffer(s.signature),
-    }));
-    await this.#mapMissing(
-      escrowId,
-      this
-        .#sql`insert into session_state_signatures ${this.#sql(rows, 'escrow_id', 'nonce', 'slot_id', 'signature')}
-        on conflict (escrow_id, nonce, slot_id) do nothing`,
-    );
   }
 
   async loadSignatures(escrowId: string, nonce: bigint): Promise<Map<number, Uint8Array>> {
@@ -443,16 +416,5 @@ export class PostgresSessionStore implements SessionStore {
   async #mustExist(db: Db, escrowId: string): Promise<void> {
     const [head] = await db`select 1 from session_heads where escrow_id = ${escrowId}::numeric`;
     if (!head) throw new SessionStoreError(SessionStoreErrorCode.NotFound, escrowId);
-  }
-
-  /** Unfenced writes reach a missing session only through its foreign key. */
-  async #mapMissing(escrowId: string, write: Promise<unknown>): Promise<void> {
-    try {
-      await write;
-    } catch (error) {
-      if (sqlState(error) === FOREIGN_KEY_VIOLATION)
-        throw new SessionStoreError(SessionStoreErrorCode.NotFound, escrowId);
-      throw error;
-    }
   }
 }

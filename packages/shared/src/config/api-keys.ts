@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ConfigValueError } from './parsers.js';
 
-// Keys are kept only as SHA-256 digests: the process never holds a plain key after start-up, and
+// Keys are kept only as SHA-256 digests: the process never holds a configured plain key after
+// start-up (the proxy keeps the digests of presented keys by key, apps/proxy gate/auth.ts), and
 // comparing fixed-length digests with timingSafeEqual is constant-time whatever the input length.
 
 export const USER_KEY_PATTERN = /^sk-[A-Za-z0-9_-]{16,200}$/;
@@ -13,7 +14,11 @@ export function hashApiKey(key: string): Buffer {
 
 /** Constant-time membership test of a presented key against stored digests. */
 export function matchesKeyHash(presented: string, hashes: readonly Buffer[]): boolean {
-  const digest = hashApiKey(presented);
+  return matchesDigest(hashApiKey(presented), hashes);
+}
+
+/** matchesKeyHash for a key already hashed. */
+export function matchesDigest(digest: Buffer, hashes: readonly Buffer[]): boolean {
   let found = false;
   // Compare against every hash so timing does not reveal which (or whether an early) entry matched.
   for (const h of hashes) if (timingSafeEqual(digest, h)) found = true;

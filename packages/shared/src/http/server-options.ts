@@ -27,8 +27,10 @@ export function createFastify(
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  // A callback hook: it runs on every answer, and an async one costs a promise each (issue 10).
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   return app;
 }
