@@ -98,11 +98,10 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   const keys = redisKeys(config.redis.keyPrefix);
   const metrics = createProxyMetrics(deps.registry, () => ownership.runtime.sessions.list());
 
-  // A subscriber-only connection: no ready check (INFO is refused in subscriber mode on reconnect).
+  // A subscriber-only connection (settings and pool changes): no ready check (INFO is refused in
+  // subscriber mode on reconnect).
   const subscriber = infra.redis.duplicate({ enableReadyCheck: false });
-  subscriber.on('error', (error: Error) =>
-    app.log.warn({ error: error.message }, 'settings subscriber error'),
-  );
+  subscriber.on('error', (error: Error) => app.log.warn({ error: error.message }, 'subscriber error'));
   const keyDirectory = new KeyDirectory({ database: infra.database });
   const settings = new SettingsSource({
     database: infra.database,
@@ -130,6 +129,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     redis: infra.redis,
     keys,
     directory: ownership.runtime.directory,
+    subscriber,
     onError: onError('pool snapshot read failed'),
   });
   const admission = new Admission({

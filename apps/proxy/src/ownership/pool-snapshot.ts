@@ -1,6 +1,9 @@
 // This replica's copy of the fleet's pool (architecture §4: "a snapshot of the pool" in proxy
-// memory): every escrow's pool state and the live replicas, re-read from Redis on a short period and
-// on demand, so routing, /v1/models and /v1/status never wait on Redis per request.
+// memory): every escrow's pool state and the live replicas, so routing, /v1/models and /v1/status
+// never wait on Redis per request. Every pool write (owners, controller) publishes on `pool:changes`;
+// the snapshot re-reads when told, at most once per changeGapMs, and otherwise on a slow period that
+// catches a lost message (Redis restart) and replicas whose registration expired. A short fixed
+// period cost every idle replica ten Redis round trips a second for a pool that did not change.
 
 import type { LiveReplica, ReplicaDirectory } from '@gonka-gateway/escrow-runtime';
 import { decodePoolState, type PoolEscrowState, type RedisKeys } from '@gonka-gateway/shared';
@@ -10,8 +13,18 @@ export interface PoolSnapshotOptions {
   readonly redis: Redis;
   readonly keys: RedisKeys;
   readonly directory: Pick<ReplicaDirectory, 'live'>;
-  /** Re-read period (default 500 ms). */
+  /**
+   * A connection in subscriber mode (the app's, shared with the settings) for `pool:changes`. Without
+   * one the snapshot is only as fresh as refreshEveryMs.
+   */
+  readonly subscriber?: Redis;
+  /** Re-read period when no change is announced (default 5 s). */
   readonly refreshEveryMs?: number;
+  /**
+   * Announced changes are read at most this often (default 500 ms): a busy owner publishes its
+   * progress every 200 ms per escrow, and one read covers every change before it.
+   */
+  readonly changeGapMs?: number;
   readonly onError?: (error: Error) => void;
 }
 
@@ -22,9 +35,16 @@ export class PoolSnapshot {
   #models: ReadonlySet<string> = new Set();
   #replicas: readonly LiveReplica[] = [];
   #loadedAt: number | undefined;
+  /** The next planned read, and when it is due (performance.now()). */
   #timer: NodeJS.Timeout | undefined;
+  #dueAt = Number.POSITIVE_INFINITY;
   #loading: Promise<void> | undefined;
+  /** performance.now() when the last read started. */
+  #readAt = Number.NEGATIVE_INFINITY;
   #stopped = false;
+  readonly #onMessage = (channel: string): void => {
+    if (channel === this.#o.keys.poolChanges) this.#changed();
+  };
 
   constructor(options: PoolSnapshotOptions) {
     this.#o = options;
@@ -52,12 +72,19 @@ export class PoolSnapshot {
   }
 
   async start(): Promise<void> {
+    const sub = this.#o.subscriber;
+    if (sub) {
+      sub.on('message', this.#onMessage);
+      // Subscribed before the first read, so no change falls between the two.
+      await sub.subscribe(this.#o.keys.poolChanges).catch((error: Error) => this.#o.onError?.(error));
+    }
     await this.refresh().catch((error: Error) => this.#o.onError?.(error));
-    this.#schedule();
+    this.#schedule(this.#o.refreshEveryMs ?? 5_000);
   }
 
   refresh(): Promise<void> {
     this.#loading ??= (async () => {
+      this.#readAt = performance.now();
       try {
         const { redis, keys } = this.#o;
         const models = await redis.smembers(keys.poolModels);
@@ -91,15 +118,34 @@ export class PoolSnapshot {
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    this.#o.subscriber?.off('message', this.#onMessage);
   }
 
-  #schedule(): void {
+  /** A change was announced: read it now, or once changeGapMs after the last read started. */
+  #changed(): void {
     if (this.#stopped) return;
+    const gap = this.#o.changeGapMs ?? 500;
+    const next = Math.max(0, this.#readAt + gap - performance.now());
+    // A read already planned sooner covers this change too.
+    if (this.#timer && this.#dueAt <= performance.now() + next) return;
+    this.#schedule(next);
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stopped) return;
+    clearTimeout(this.#timer);
+    this.#dueAt = performance.now() + delayMs;
     this.#timer = setTimeout(() => {
-      void this.refresh()
-        .catch((error: Error) => this.#o.onError?.(error))
-        .finally(() => this.#schedule());
-    }, this.#o.refreshEveryMs ?? 500);
+      this.#timer = undefined;
+      void this.#read();
+    }, delayMs);
     this.#timer.unref();
+  }
+
+  async #read(): Promise<void> {
+    // A read in progress started before the change that scheduled this one: wait for it, then read.
+    await this.#loading?.catch(() => undefined);
+    await this.refresh().catch((error: Error) => this.#o.onError?.(error));
+    if (!this.#timer) this.#schedule(this.#o.refreshEveryMs ?? 5_000);
   }
 }

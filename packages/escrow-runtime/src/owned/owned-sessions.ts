@@ -90,6 +90,13 @@ export class NotOwnedError extends Error {
 
 /** Pool progress after requests is written at most this often per escrow (#publishProgressSoon). */
 const PROGRESS_EVERY_MS = 200;
+/**
+ * Maintenance writes progress that did not change only this often: each write is a Redis script and
+ * a `pool:changes` message that makes every replica re-read the pool (an idle fleet otherwise read
+ * it for nothing every maintenance period). The rare rewrite still corrects a pool entry another
+ * writer (the controller's rebuild) got wrong.
+ */
+const UNCHANGED_PROGRESS_EVERY_MS = 30_000;
 
 type EntryState = 'opening' | 'serving' | 'draining' | 'gone';
 
@@ -102,6 +109,9 @@ interface Entry {
   /** When progress was last written to the pool, and the trailing write waiting for its turn. */
   progressAt: number;
   progressTimer: NodeJS.Timeout | undefined;
+  /** `nonce/balance` the pool last accepted from us, and when (maintenance skips an unchanged one). */
+  publishedProgress: string | undefined;
+  publishedAt: number;
   /** Set once when the entry leaves (lost, faulted, drained, closed): waits for the session to stop. */
   ended: Promise<void> | undefined;
 }
@@ -229,6 +239,8 @@ export class OwnedSessions implements ClaimTarget {
       lastRequestAt: performance.now(),
       progressAt: Number.NEGATIVE_INFINITY,
       progressTimer: undefined,
+      publishedProgress: undefined,
+      publishedAt: Number.NEGATIVE_INFINITY,
       ended: undefined,
     };
     if (this.#closed || this.#entries.has(id)) {
@@ -451,15 +463,27 @@ export class OwnedSessions implements ClaimTarget {
     e.progressTimer.unref();
   }
 
-  async #publishProgress(e: Entry): Promise<void> {
+  async #publishProgress(e: Entry, onlyIfChanged = false): Promise<void> {
     const s = e.session;
     if (!s || e.state !== 'serving') return;
-    await this.#publisher
-      .update(e.escrow.escrowId, e.escrow.modelId, e.lease.value, {
-        nonce: s.latestNonce,
-        balanceEstimate: s.balance,
-      })
+    const nonce = s.latestNonce;
+    const balanceEstimate = s.balance;
+    const progress = `${nonce}/${balanceEstimate}`;
+    const at = performance.now();
+    if (
+      onlyIfChanged &&
+      progress === e.publishedProgress &&
+      at - e.publishedAt < UNCHANGED_PROGRESS_EVERY_MS
+    )
+      return;
+    const ok = await this.#publisher
+      .update(e.escrow.escrowId, e.escrow.modelId, e.lease.value, { nonce, balanceEstimate })
       .catch(() => false);
+    // A write that failed is retried by the next maintenance.
+    if (ok) {
+      e.publishedProgress = progress;
+      e.publishedAt = at;
+    }
   }
 
   #scheduleMaintenance(): void {
@@ -492,7 +516,7 @@ export class OwnedSessions implements ClaimTarget {
               'session maintenance failed',
             );
           }
-          await this.#publishProgress(e);
+          await this.#publishProgress(e, true);
         }),
       );
     } finally {
