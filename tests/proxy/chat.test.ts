@@ -576,9 +576,12 @@ async function seedPoolEscrow(escrowId: bigint, model: string, owner: string): P
     owner,
     updated_at_ms: String(Date.now()),
   });
+  // Every pool writer announces its change; the replicas' snapshots re-read on it.
+  await r.publish(stack.keys.poolChanges, escrowId.toString());
   return async () => {
     await r.srem(stack.keys.poolModels, model);
     await r.del(stack.keys.poolModel(model), stack.keys.poolEscrow(escrowId));
+    await r.publish(stack.keys.poolChanges, escrowId.toString());
   };
 }
 
