@@ -1,7 +1,7 @@
 // The usage consumer group on real Redis and Postgres: at-least-once delivery, idempotent by request
 // id. A consumer that dies mid-batch, or crashes between the insert and the XACK, leaves entries
 // pending; they are delivered again and produce no second row.
-import { redisKeys } from '@gonka-gateway/shared';
+import { closeRedis, redisKeys } from '@gonka-gateway/shared';
 import {
   createTestDatabase,
   createTestRedis,
@@ -171,5 +171,29 @@ describe('usage writer', () => {
     expect(await pending(keys)).toBeGreaterThan(0);
     await w.stop();
     expect(await pending(keys)).toBe(0);
+  });
+
+  it('stop() ends a blocked read at once instead of waiting out its block, and loses nothing', async () => {
+    const keys = redisKeys(`${redis.prefix}unblock:`);
+    // The writer's reading connection inherits this one's name, so Redis' client list can find it.
+    const name = `usage-unblock-${process.pid}-${Date.now()}`;
+    const own = redis.redis.duplicate({ connectionName: name });
+    try {
+      // A block far longer than the test's timeout: only CLIENT UNBLOCK lets stop() return.
+      const w = new UsageWriter({ redis: own, keys, sql, consumer: 'replica-a', blockMs: 600_000 });
+      await w.ensureGroup();
+      await w.start();
+      await sendUsage(redis.redis, keys, record('unblock-a'));
+      await expect.poll(async () => (await rows('unblock-')).length).toBe(1);
+      const blocked = async () =>
+        ((await redis.redis.client('LIST')) as string)
+          .split('\n')
+          .some((line) => line.includes(` name=${name} `) && / flags=b /.test(line));
+      await expect.poll(blocked, { timeout: 10_000 }).toBe(true);
+      await w.stop();
+      expect(await pending(keys)).toBe(0);
+    } finally {
+      await closeRedis(own);
+    }
   });
 });

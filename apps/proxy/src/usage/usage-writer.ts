@@ -18,7 +18,10 @@ export interface UsageWriterOptions {
   /** The replica id: a restarted replica re-reads what it left pending. */
   readonly consumer: string;
   readonly batchSize?: number;
-  /** XREADGROUP BLOCK; also the longest stop() waits for the loop. Default 1 s. */
+  /**
+   * XREADGROUP BLOCK (default 5 s): an idle replica asks Redis once per block. stop() ends a pending
+   * block at once (CLIENT UNBLOCK); only if that fails does it wait up to this long for the loop.
+   */
   readonly blockMs?: number;
   /**
    * After a read that found entries, wait this long before the next one (default 100 ms), so a busy
@@ -40,6 +43,8 @@ export class UsageWriter {
   readonly #o: UsageWriterOptions;
   /** Blocking reads get their own connection so they never stall the proxy's commands. */
   #conn: Redis | undefined;
+  /** CLIENT ID of #conn's current connection (a reconnect changes it), for CLIENT UNBLOCK at stop. */
+  #connId: number | undefined;
   #loop: Promise<void> | undefined;
   #running = false;
   /** Ids of the last batch the loop inserted, acknowledged with its next read. */
@@ -52,13 +57,27 @@ export class UsageWriter {
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
-    this.#conn = this.#o.redis.duplicate();
-    this.#conn.on('error', (error: Error) => this.#o.onError?.(error));
+    const conn = this.#o.redis.duplicate();
+    this.#conn = conn;
+    conn.on('error', (error: Error) => this.#o.onError?.(error));
+    conn.on('ready', () => {
+      this.#connId = undefined;
+      conn.client('ID').then(
+        (id) => {
+          this.#connId = Number(id);
+        },
+        () => undefined,
+      );
+    });
     this.#loop = this.#run();
   }
 
   async stop(): Promise<void> {
     this.#running = false;
+    // A blocked read returns empty, as if its block had ended; no entry is lost to it.
+    if (this.#connId !== undefined) {
+      await this.#o.redis.client('UNBLOCK', this.#connId).catch((error: Error) => this.#o.onError?.(error));
+    }
     await this.#loop;
     const acks = this.#acks;
     this.#acks = [];
@@ -82,7 +101,7 @@ export class UsageWriter {
   async #read(conn: Redis, id: '>' | '0', block: boolean, acks: readonly string[]): Promise<Entry[]> {
     const { keys, consumer } = this.#o;
     const args: (string | number)[] = ['GROUP', USAGE_GROUP, consumer, 'COUNT', this.#o.batchSize ?? 200];
-    if (block) args.push('BLOCK', this.#o.blockMs ?? 1000);
+    if (block) args.push('BLOCK', this.#o.blockMs ?? 5_000);
     args.push('STREAMS', keys.usageStream, id);
     const read = args as Parameters<Redis['xreadgroup']>;
     if (acks.length === 0) return entriesOf((await conn.xreadgroup(...read)) as ReadReply);
