@@ -45,6 +45,7 @@ export class UsageWriter {
   #conn: Redis | undefined;
   /** CLIENT ID of #conn's current connection (a reconnect changes it), for CLIENT UNBLOCK at stop. */
   #connId: number | undefined;
+  #loopEnded = false;
   #loop: Promise<void> | undefined;
   #running = false;
   /** Ids of the last batch the loop inserted, acknowledged with its next read. */
@@ -60,23 +61,23 @@ export class UsageWriter {
     const conn = this.#o.redis.duplicate();
     this.#conn = conn;
     conn.on('error', (error: Error) => this.#o.onError?.(error));
-    conn.on('ready', () => {
+    conn.on('close', () => {
       this.#connId = undefined;
-      conn.client('ID').then(
-        (id) => {
-          this.#connId = Number(id);
-        },
-        () => undefined,
-      );
     });
-    this.#loop = this.#run();
+    this.#loopEnded = false;
+    this.#loop = this.#run().finally(() => {
+      this.#loopEnded = true;
+    });
   }
 
   async stop(): Promise<void> {
     this.#running = false;
-    // A blocked read returns empty, as if its block had ended; no entry is lost to it.
-    if (this.#connId !== undefined) {
-      await this.#o.redis.client('UNBLOCK', this.#connId).catch((error: Error) => this.#o.onError?.(error));
+    // A blocked read returns empty, as if its block had ended; no entry is lost to it. A read sent
+    // just before `running` turned false can reach Redis after the UNBLOCK, hence a few repeats.
+    // Not awaited: with Redis away the command would wait for it, and stop() must not.
+    for (let tries = 0; tries < 20 && !this.#loopEnded && this.#connId !== undefined; tries++) {
+      this.#o.redis.client('UNBLOCK', this.#connId).catch(() => undefined);
+      await Promise.race([this.#loop, new Promise((r) => setTimeout(r, 50))]);
     }
     await this.#loop;
     const acks = this.#acks;
@@ -185,6 +186,9 @@ export class UsageWriter {
           lastClaim = Date.now();
           await this.claim();
         }
+        if (!this.#running) break;
+        // Asked here, where nothing else waits on the connection; again after a reconnect.
+        this.#connId ??= Number(await this.#conn!.client('ID'));
         const entries = await this.#read(this.#conn!, '>', true, this.#acks);
         this.#acks = [];
         // Acknowledged with the next read, or at stop.
