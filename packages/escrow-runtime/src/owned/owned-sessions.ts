@@ -470,11 +470,7 @@ export class OwnedSessions implements ClaimTarget {
     const balanceEstimate = s.balance;
     const progress = `${nonce}/${balanceEstimate}`;
     const at = performance.now();
-    if (
-      onlyIfChanged &&
-      progress === e.publishedProgress &&
-      at - e.publishedAt < UNCHANGED_PROGRESS_EVERY_MS
-    )
+    if (onlyIfChanged && progress === e.publishedProgress && at - e.publishedAt < UNCHANGED_PROGRESS_EVERY_MS)
       return;
     const ok = await this.#publisher
       .update(e.escrow.escrowId, e.escrow.modelId, e.lease.value, { nonce, balanceEstimate })
