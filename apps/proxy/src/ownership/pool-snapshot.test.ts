@@ -1,5 +1,6 @@
 // The pool snapshot follows owners' writes through `pool:changes`, not a short poll: with the safety
 // period set far beyond the test, a change reaches the snapshot only if the announcement is read.
+import { once } from 'node:events';
 import { PoolPublisher, ReplicaDirectory } from '@gonka-gateway/escrow-runtime';
 import { closeRedis, redisKeys } from '@gonka-gateway/shared';
 import { createTestRedis, type TestRedis } from '@gonka-gateway/shared/testing';
@@ -61,10 +62,21 @@ describe('PoolSnapshot', () => {
 
       expect(await publisher.update(7n, 'model-a', lease, { nonce: 4n })).toBe(true);
       await expect.poll(() => pool.escrows.map((e) => e.nonce)).toEqual([4n]);
+
+      // A change made while the subscriber was away is never announced to it: it is read on the way back.
+      const away = once(subscriber, 'end');
+      subscriber.disconnect();
+      await away;
+      await redis.redis.hset(keys.poolEscrow(7n), 'nonce', '9');
+      await subscriber.connect();
+      await expect.poll(() => pool.escrows.map((e) => e.nonce)).toEqual([9n]);
+      // And announcements reach it again.
+      expect(await publisher.update(7n, 'model-a', lease, { nonce: 10n })).toBe(true);
+      await expect.poll(() => pool.escrows.map((e) => e.nonce)).toEqual([10n]);
       expect(errors).toEqual([]);
     } finally {
       pool.stop();
     }
-    expect(subscriber.listenerCount('message')).toBe(0);
+    expect(subscriber.listenerCount('message') + subscriber.listenerCount('ready')).toBe(0);
   });
 });

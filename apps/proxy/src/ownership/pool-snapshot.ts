@@ -45,6 +45,8 @@ export class PoolSnapshot {
   readonly #onMessage = (channel: string): void => {
     if (channel === this.#o.keys.poolChanges) this.#changed();
   };
+  /** Back after a disconnect (ioredis subscribes again): what changed meanwhile was never announced. */
+  readonly #onReconnect = (): void => this.#changed();
 
   constructor(options: PoolSnapshotOptions) {
     this.#o = options;
@@ -75,6 +77,7 @@ export class PoolSnapshot {
     const sub = this.#o.subscriber;
     if (sub) {
       sub.on('message', this.#onMessage);
+      sub.on('ready', this.#onReconnect);
       // Subscribed before the first read, so no change falls between the two.
       await sub.subscribe(this.#o.keys.poolChanges).catch((error: Error) => this.#o.onError?.(error));
     }
@@ -119,6 +122,7 @@ export class PoolSnapshot {
     this.#stopped = true;
     clearTimeout(this.#timer);
     this.#o.subscriber?.off('message', this.#onMessage);
+    this.#o.subscriber?.off('ready', this.#onReconnect);
   }
 
   /** A change was announced: read it now, or once changeGapMs after the last read started. */
