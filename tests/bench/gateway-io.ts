@@ -41,12 +41,10 @@ function peerPorts(pid: number): Map<string, string> {
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
       const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
-      const path = inode && pathByPeerInode.get(inode);
-      if (path)
-        map.set(
-          fd,
-          path.includes('.s.PGSQL.') ? '5432' : path === process.env.BENCH_REDIS_SOCKET ? REDIS_PORT : path,
-        );
+      const path = inode ? pathByPeerInode.get(inode) : undefined;
+      // Other Unix sockets (tsx's IPC pipe) stay unmapped: "other", as before.
+      if (path?.includes('.s.PGSQL.')) map.set(fd, '5432');
+      else if (path && path === process.env.BENCH_REDIS_SOCKET) map.set(fd, REDIS_PORT);
     } catch {
       // The fd closed between the listing and the read.
     }
