@@ -232,7 +232,7 @@ export class PostgresSessionStore implements SessionStore {
    * The common case in one statement (one round trip, committed on its own): the head moves from
    * nonce − 1 to nonce only when the token is current, and the diff, its payload and the writes it
    * carries (the pending txs it consumes, the payloads it prunes, whatever the session deferred to
-   * it: #writes) are written only when it did. A concurrent acquire or appender holds the head row;
+   * it: WRITES) are written only when it did. A concurrent acquire or appender holds the head row;
    * Postgres re-checks the condition on the row it then finds, so at most one such write wins.
    * False when the condition did not hold: the caller then decides under the row lock.
    */
