@@ -28,6 +28,22 @@ async function processCounters(url: string): Promise<{ cpuSeconds: number; rssBy
   };
 }
 
+/**
+ * The proxy's DATABASE_URL and REDIS_URL: TCP to the test servers, or their Unix sockets when
+ * BENCH_PG_SOCKET_DIR (e.g. /var/run/postgresql) / BENCH_REDIS_SOCKET (the unixsocket of the Redis
+ * that TEST_REDIS_URL names) are set, to measure what the sockets save (apps/proxy/README.md).
+ */
+function proxyServiceUrls(databaseUrl: string, redisUrl: string): { databaseUrl: string; redisUrl: string } {
+  const pgDir = process.env.BENCH_PG_SOCKET_DIR;
+  const redisSocket = process.env.BENCH_REDIS_SOCKET;
+  const db = new URL(databaseUrl);
+  if (pgDir) db.searchParams.set('host', pgDir);
+  return {
+    databaseUrl: db.toString(),
+    redisUrl: redisSocket ? `unix://${redisSocket}` : redisUrl,
+  };
+}
+
 /** Seconds of load before each measured path (BENCH_WARMUP_SECONDS, default 15 ≈ 2,000 requests). */
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 15);
 
@@ -78,8 +94,9 @@ export async function gatewayVsDirect(options: {
       DEVSHARD_PRIVATE_KEY: creator.exportHex(),
       DEVSHARD_CHAIN_REST: devnet.urls.chainRest,
       DEVSHARD_PUBLIC_API: devnet.urls.node,
-      DATABASE_URL: db.url,
-      REDIS_URL: redis.url,
+      ...(({ databaseUrl, redisUrl }) => ({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl }))(
+        proxyServiceUrls(db.url, redis.url),
+      ),
       REDIS_KEY_PREFIX: redis.prefix,
       DEVSHARD_PORT: String(port),
       GATEWAY_LISTEN_HOST: '127.0.0.1',

@@ -27,6 +27,7 @@ import {
   toBytes,
   txsBlob,
 } from './diff-rows.js';
+import { fixedStatement } from './fixed-statement.js';
 import { recordFromJson, recordToJson } from './record-json.js';
 
 // Not (yet) re-exported by the devshard index; derived here rather than widening its public face.
@@ -61,6 +62,113 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => toBuffer(a).equals(toBuffer(
 const DIFF_COLUMNS = `d.nonce::text as nonce, d.txs, d.user_sig, d.post_state_root, d.root, d.warm_key_bindings,
   p.prompt, p.model, p.input_length::text as input_length, p.max_tokens::text as max_tokens,
   p.started_at::text as started_at`;
+
+/**
+ * The CTEs of SessionWrites, reading the escrow id from a `head` CTE defined before them: nothing
+ * is written when `head` is empty. The statement text is the same whatever is empty, so Postgres
+ * keeps one prepared plan. Arrays travel as text[] (bytes as hex, numbers as decimal text):
+ * drizzle's wrapper of the shared handle replaces postgres.js's bytea[] and numeric[] serializers.
+ * Data-modifying CTEs all see the statement's starting snapshot, so a key both added and deleted is
+ * left out of the insert rather than racing the delete (the memory store: add, then delete).
+ */
+const WRITES = fixedStatement`added as (
+    insert into session_pending_txs (escrow_id, dedup_key, tx)
+    select head.escrow_id, t.dedup_key, decode(t.hex, 'hex')
+    from head, unnest(${'addKeys'}::text[], ${'addHex'}::text[])
+      with ordinality as t(dedup_key, hex, ord)
+    where t.dedup_key <> all(${'deleteKeys'}::text[])
+    order by t.ord
+    on conflict (escrow_id, dedup_key) do nothing
+  ), deleted as (
+    delete from session_pending_txs
+    where escrow_id = (select escrow_id from head) and dedup_key = any(${'deleteKeys'}::text[])
+  ), pruned as (
+    delete from session_payloads
+    where escrow_id = (select escrow_id from head)
+      and inference_id = any(${'prune'}::text[]::numeric[])
+  ), progress as (
+    insert into session_host_progress (escrow_id, host_address, synced_nonce)
+    select head.escrow_id, h.address, h.nonce::numeric
+    from head, unnest(${'hostAddresses'}::text[], ${'hostNonces'}::text[]) as h(address, nonce)
+    on conflict (escrow_id, host_address) do update
+      set synced_nonce = greatest(session_host_progress.synced_nonce, excluded.synced_nonce),
+          updated_at = now()
+  ), signed as (
+    insert into session_state_signatures (escrow_id, nonce, slot_id, signature)
+    select head.escrow_id, s.nonce::numeric, s.slot_id::int, decode(s.hex, 'hex')
+    from head, unnest(${'signatureNonces'}::text[], ${'signatureSlots'}::text[],
+      ${'signatureHex'}::text[]) as s(nonce, slot_id, hex)
+    on conflict (escrow_id, nonce, slot_id) do nothing
+  )`;
+
+type WriteName = (typeof WRITES.names)[number];
+
+/** The parameters of WRITES. */
+function writeValues(w: SessionWrites): Record<WriteName, string[]> {
+  const add = w.addPending ?? [];
+  // One row per host: an upsert may not touch a row twice in one statement.
+  const hosts = new Map<string, bigint>();
+  for (const h of w.hostProgress ?? [])
+    if (h.nonce > (hosts.get(h.address) ?? -1n)) hosts.set(h.address, h.nonce);
+  const sigs = (w.signatures ?? []).flatMap((s) => s.signatures.map((e) => ({ nonce: s.nonce, ...e })));
+  const hex = (b: Uint8Array) => toBuffer(b).toString('hex');
+  // Rows keep the given order (`seq` is arrival order); the first of two equal keys wins, as does
+  // a key already pending.
+  return {
+    addKeys: add.map((t) => t.key),
+    addHex: add.map((t) => hex(t.bytes)),
+    deleteKeys: [...(w.deletePending ?? [])],
+    prune: (w.prunePayloads ?? []).map(String),
+    hostAddresses: [...hosts.keys()],
+    hostNonces: [...hosts.values()].map(String),
+    signatureNonces: sigs.map((s) => String(s.nonce)),
+    signatureSlots: sigs.map((s) => String(s.slotId)),
+    signatureHex: sigs.map((s) => hex(s.signature)),
+  };
+}
+
+/**
+ * appendDiff's common case in one statement: the head moves from nonce − 1 to nonce only when the
+ * token is current, and the diff, its payload and the carried writes are written only when it did.
+ */
+const APPEND_IF_NEXT = fixedStatement`
+  with head as (
+    update session_heads set last_nonce = ${'nonce'}::numeric, updated_at = now()
+    where escrow_id = ${'escrowId'}::numeric and fencing_token = ${'token'}::bigint
+      and last_nonce = ${'previousNonce'}::numeric
+    returning escrow_id
+  ), diff as (
+    insert into session_diffs
+      (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
+    select escrow_id, ${'nonce'}::numeric, ${'txs'}::bytea,
+      ${'userSig'}::bytea, ${'postStateRoot'}::bytea,
+      ${'root'}::bytea, ${'warmKeys'}::text::jsonb,
+      ${'token'}::bigint
+    from head
+  ), payload as (
+    insert into session_payloads (escrow_id, inference_id, prompt, model, input_length, max_tokens, started_at)
+    select escrow_id, ${'nonce'}::numeric, ${'prompt'}::bytea,
+      ${'model'}::text, ${'inputLength'}::numeric,
+      ${'maxTokens'}::numeric, ${'startedAt'}::numeric
+    from head where ${'hasPayload'}::boolean
+  ), ${WRITES}
+  select count(*)::int as applied from head`;
+
+/**
+ * saveWrites in one statement: `head` takes #fenced's row lock and yields the row only while the
+ * token is current; every write reads from it.
+ */
+const SAVE_WRITES = fixedStatement`
+  with head as materialized (
+    select escrow_id from session_heads
+    where escrow_id = ${'escrowId'}::numeric and fencing_token = ${'token'}::bigint
+    for no key update
+  ), ${WRITES}
+  select count(*)::int as fenced from head`;
+
+/** The carried writes of #appendLocked, whose transaction already holds the head row. */
+const LOCKED_WRITES = fixedStatement`
+  with head as (select ${'escrowId'}::numeric as escrow_id), ${WRITES} select 1`;
 
 export class PostgresSessionStore implements SessionStore {
   readonly #sql: Sql<Record<string, never>>;
@@ -124,7 +232,7 @@ export class PostgresSessionStore implements SessionStore {
    * The common case in one statement (one round trip, committed on its own): the head moves from
    * nonce − 1 to nonce only when the token is current, and the diff, its payload and the writes it
    * carries (the pending txs it consumes, the payloads it prunes, whatever the session deferred to
-   * it: #writes) are written only when it did. A concurrent acquire or appender holds the head row;
+   * it: WRITES) are written only when it did. A concurrent acquire or appender holds the head row;
    * Postgres re-checks the condition on the row it then finds, so at most one such write wins.
    * False when the condition did not hold: the caller then decides under the row lock.
    */
@@ -134,30 +242,30 @@ export class PostgresSessionStore implements SessionStore {
     token: bigint,
     writes: SessionWrites,
   ): Promise<boolean> {
-    const sql = this.#sql;
     const p = diff.payload;
-    const [row] = await sql<{ applied: number }[]>`
-      with head as (
-        update session_heads set last_nonce = ${diff.nonce.toString()}::numeric, updated_at = now()
-        where escrow_id = ${escrowId}::numeric and fencing_token = ${token.toString()}::bigint
-          and last_nonce = ${(diff.nonce - 1n).toString()}::numeric
-        returning escrow_id
-      ), diff as (
-        insert into session_diffs
-          (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
-        select escrow_id, ${diff.nonce.toString()}::numeric, ${toBuffer(txsBlob(diff))}::bytea,
-          ${toBuffer(diff.diff.userSig)}::bytea, ${toBuffer(diff.diff.postStateRoot)}::bytea,
-          ${toBuffer(diff.root)}::bytea, ${jsonText(diff.warmKeysBound.map((b) => ({ ...b })))}::text::jsonb,
-          ${token.toString()}::bigint
-        from head
-      ), payload as (
-        insert into session_payloads (escrow_id, inference_id, prompt, model, input_length, max_tokens, started_at)
-        select escrow_id, ${diff.nonce.toString()}::numeric, ${p ? toBuffer(p.prompt) : null}::bytea,
-          ${p?.model ?? null}::text, ${p?.inputLength.toString() ?? null}::numeric,
-          ${p?.maxTokens.toString() ?? null}::numeric, ${p?.startedAt.toString() ?? null}::numeric
-        from head where ${p !== undefined}::boolean
-      ), ${this.#writes(sql, writes)}
-      select count(*)::int as applied from head`;
+    const nonce = diff.nonce.toString();
+    const [row] = await this.#sql.unsafe<{ applied: number }[]>(
+      APPEND_IF_NEXT.text,
+      APPEND_IF_NEXT.values({
+        escrowId,
+        nonce,
+        previousNonce: (diff.nonce - 1n).toString(),
+        token: token.toString(),
+        txs: toBuffer(txsBlob(diff)),
+        userSig: toBuffer(diff.diff.userSig),
+        postStateRoot: toBuffer(diff.diff.postStateRoot),
+        root: toBuffer(diff.root),
+        warmKeys: jsonText(diff.warmKeysBound.map((b) => ({ ...b }))),
+        hasPayload: p !== undefined,
+        prompt: p ? toBuffer(p.prompt) : null,
+        model: p?.model ?? null,
+        inputLength: p?.inputLength.toString() ?? null,
+        maxTokens: p?.maxTokens.toString() ?? null,
+        startedAt: p?.startedAt.toString() ?? null,
+        ...writeValues(writes),
+      }),
+      { prepare: true },
+    );
     return row?.applied === 1;
   }
 
@@ -189,7 +297,9 @@ export class PostgresSessionStore implements SessionStore {
         tx`update session_heads set last_nonce = ${nonce}::numeric, updated_at = now()
            where escrow_id = ${escrowId}::numeric`,
         // The row is locked by #fenced above: `head` only names it for the carried writes.
-        tx`with head as (select ${escrowId}::numeric as escrow_id), ${this.#writes(tx, writes)} select 1`,
+        tx.unsafe(LOCKED_WRITES.text, LOCKED_WRITES.values({ escrowId, ...writeValues(writes) }), {
+          prepare: true,
+        }),
       ];
       if (diff.payload) statements.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload));
       // Pipelined on the transaction's connection: one round trip for the whole write.
@@ -217,61 +327,12 @@ export class PostgresSessionStore implements SessionStore {
   // is asked only then.
 
   async saveWrites(escrowId: string, writes: SessionWrites, fencingToken: bigint): Promise<void> {
-    const sql = this.#sql;
-    const [row] = await sql<{ fenced: number }[]>`
-      with head as materialized (${this.#fencedHead(escrowId, fencingToken)}), ${this.#writes(sql, writes)}
-      select count(*)::int as fenced from head`;
+    const [row] = await this.#sql.unsafe<{ fenced: number }[]>(
+      SAVE_WRITES.text,
+      SAVE_WRITES.values({ escrowId, token: fencingToken.toString(), ...writeValues(writes) }),
+      { prepare: true },
+    );
     if (row?.fenced !== 1) await this.#notFenced(escrowId, fencingToken);
-  }
-
-  /**
-   * The CTEs of SessionWrites, reading the escrow id from a `head` CTE defined before them: nothing
-   * is written when `head` is empty. The statement text is the same whatever is empty, so Postgres
-   * keeps one prepared plan. Arrays travel as text[] (bytes as hex, numbers as decimal text):
-   * drizzle's wrapper of the shared handle replaces postgres.js's bytea[] and numeric[] serializers.
-   * Data-modifying CTEs all see the statement's starting snapshot, so a key both added and deleted is
-   * left out of the insert rather than racing the delete (the memory store: add, then delete).
-   */
-  #writes(db: Db, w: SessionWrites) {
-    const add = w.addPending ?? [];
-    const del = [...(w.deletePending ?? [])];
-    // One row per host: an upsert may not touch a row twice in one statement.
-    const hosts = new Map<string, bigint>();
-    for (const h of w.hostProgress ?? [])
-      if (h.nonce > (hosts.get(h.address) ?? -1n)) hosts.set(h.address, h.nonce);
-    const sigs = (w.signatures ?? []).flatMap((s) => s.signatures.map((e) => ({ nonce: s.nonce, ...e })));
-    const hex = (b: Uint8Array) => toBuffer(b).toString('hex');
-    // Rows keep the given order (`seq` is arrival order); the first of two equal keys wins, as does
-    // a key already pending.
-    return db`added as (
-        insert into session_pending_txs (escrow_id, dedup_key, tx)
-        select head.escrow_id, t.dedup_key, decode(t.hex, 'hex')
-        from head, unnest(${add.map((t) => t.key)}::text[], ${add.map((t) => hex(t.bytes))}::text[])
-          with ordinality as t(dedup_key, hex, ord)
-        where t.dedup_key <> all(${del}::text[])
-        order by t.ord
-        on conflict (escrow_id, dedup_key) do nothing
-      ), deleted as (
-        delete from session_pending_txs
-        where escrow_id = (select escrow_id from head) and dedup_key = any(${del}::text[])
-      ), pruned as (
-        delete from session_payloads
-        where escrow_id = (select escrow_id from head)
-          and inference_id = any(${(w.prunePayloads ?? []).map(String)}::text[]::numeric[])
-      ), progress as (
-        insert into session_host_progress (escrow_id, host_address, synced_nonce)
-        select head.escrow_id, h.address, h.nonce::numeric
-        from head, unnest(${[...hosts.keys()]}::text[], ${[...hosts.values()].map(String)}::text[]) as h(address, nonce)
-        on conflict (escrow_id, host_address) do update
-          set synced_nonce = greatest(session_host_progress.synced_nonce, excluded.synced_nonce),
-              updated_at = now()
-      ), signed as (
-        insert into session_state_signatures (escrow_id, nonce, slot_id, signature)
-        select head.escrow_id, s.nonce::numeric, s.slot_id::int, decode(s.hex, 'hex')
-        from head, unnest(${sigs.map((s) => String(s.nonce))}::text[], ${sigs.map((s) => String(s.slotId))}::text[],
-          ${sigs.map((s) => hex(s.signature))}::text[]) as s(nonce, slot_id, hex)
-        on conflict (escrow_id, nonce, slot_id) do nothing
-      )`;
   }
 
   async saveSnapshot(escrowId: string, snapshot: StoredSnapshot, fencingToken: bigint): Promise<void> {
@@ -335,13 +396,6 @@ export class PostgresSessionStore implements SessionStore {
       );
     }
     return BigInt(head.last_nonce);
-  }
-
-  /** The head row, locked as #fenced locks it, only while `token` is current (a CTE of one write). */
-  #fencedHead(escrowId: string, token: bigint) {
-    return this.#sql`select escrow_id from session_heads
-      where escrow_id = ${escrowId}::numeric and fencing_token = ${token.toString()}::bigint
-      for no key update`;
   }
 
   /** A one-statement fenced write found no current head: throws NotFound or StaleToken. */

@@ -215,7 +215,7 @@ describe('numbers, switches and URLs', () => {
     ['GATEWAY_CONTROLLER_URL', '//controller', 'must be an absolute http(s) URL'],
     ['DEVSHARD_GATEWAY_DISABLED_NEW_URL', 'elsewhere', 'must be an absolute http(s) URL'],
     ['DATABASE_URL', 'mysql://root@db/gw', 'must be a postgres or postgresql URL'],
-    ['REDIS_URL', 'http://redis', 'must be a redis or rediss URL'],
+    ['REDIS_URL', 'http://redis', 'must be a redis or rediss or unix URL'],
     ['LOG_LEVEL', 'loud', 'must be one of'],
     ['GATEWAY_LEASE_TTL_MS', '0', 'must be a positive integer'],
     ['GATEWAY_LEASE_TTL_MS', '10s', 'must be a non-negative integer'],
@@ -224,6 +224,16 @@ describe('numbers, switches and URLs', () => {
     ['GATEWAY_ALLOW_PRIVATE_HOSTS', 'loopback', 'must be on or off'],
   ])('rejects %s=%s', (name, value, message) => {
     expect(errorOf({ ...base, [name]: value })).toContain(`${name} ${message}`);
+  });
+
+  it('accepts Unix sockets for Postgres (a host directory) and Redis (unix:)', () => {
+    const c = loadConfig({
+      ...base,
+      DATABASE_URL: 'postgres://postgres@localhost/gw?host=/var/run/postgresql',
+      REDIS_URL: 'unix:///run/redis/redis.sock?db=2',
+    });
+    expect(c.databaseUrl).toBe('postgres://postgres@localhost/gw?host=/var/run/postgresql');
+    expect(c.redis.url).toBe('unix:///run/redis/redis.sock?db=2');
   });
 
   it('rejects a password-bearing DATABASE_URL without echoing the password', () => {

@@ -148,14 +148,17 @@ export const VARIABLES = {
   DATABASE_URL: spec({
     secret: true,
     default: 'postgres://postgres@127.0.0.1:5432/gonka_gateway',
-    meaning: 'Postgres URL (system of record). The controller creates the database if it is missing.',
+    meaning:
+      'Postgres URL (system of record). The controller creates the database if it is missing. ' +
+      'A Unix socket: ?host=/var/run/postgresql (a directory).',
     parse: urlWithScheme(['postgres', 'postgresql']),
   }),
   REDIS_URL: spec({
     secret: true,
     default: 'redis://127.0.0.1:6379',
-    meaning: 'Redis URL (pool state, leases, limiter, queues).',
-    parse: urlWithScheme(['redis', 'rediss']),
+    meaning:
+      'Redis URL (pool state, leases, limiter, queues). A Unix socket: unix:///run/redis/redis.sock?db=0.',
+    parse: urlWithScheme(['redis', 'rediss', 'unix']),
   }),
   REDIS_KEY_PREFIX: spec({
     default: 'gw:',

@@ -1,5 +1,5 @@
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import postgres, { type Sql } from 'postgres';
+import postgres, { type Options, type Sql } from 'postgres';
 import * as schema from './schema.js';
 
 export type GatewayDb = PostgresJsDatabase<typeof schema>;
@@ -22,11 +22,38 @@ export function openDatabase(
 }
 
 /**
+ * postgres.js's URL and options for a DATABASE_URL. A `host` query parameter that is a directory
+ * (libpq's form, `postgres://user@localhost/db?host=/var/run/postgresql`) means the server's Unix
+ * socket in it: postgres.js reads only the URL's host, and would send `host` to the server as a
+ * setting it rejects. A Unix socket costs the proxy less kernel time per query than TCP loopback
+ * (apps/proxy/README.md, "Postgres and Redis over Unix sockets").
+ */
+export function postgresTarget(url: string): { url: string; path?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url };
+  }
+  const dir = parsed.searchParams.get('host');
+  if (!dir?.startsWith('/')) return { url };
+  parsed.searchParams.delete('host');
+  const port = parsed.port || '5432';
+  return { url: parsed.toString(), path: `${dir.replace(/\/+$/, '')}/.s.PGSQL.${port}` };
+}
+
+/** postgres(url, options) through postgresTarget: DATABASE_URL may name a Unix socket directory. */
+export function connectPostgres(url: string, options: Options<Record<string, never>>): Sql {
+  const target = postgresTarget(url);
+  return postgres(target.url, target.path ? { ...options, path: target.path } : options);
+}
+
+/**
  * A postgres.js pool of its own, never handed to drizzle: drizzle replaces the json and timestamp
  * serializers of the handle it wraps, which the session store and the raw SQL of the apps rely on.
  */
 export function openPlainPool(url: string, options: { max: number; applicationName: string }): Sql {
-  return postgres(url, {
+  return connectPostgres(url, {
     max: options.max,
     // Notices such as "schema already exists" are noise; errors still throw.
     onnotice: () => {},
@@ -46,7 +73,7 @@ export function sqlState(err: unknown): string | undefined {
  * the server's `postgres` maintenance database. Safe when several processes race to create it.
  */
 export async function ensureDatabaseExists(url: string): Promise<void> {
-  const probe = postgres(url, { max: 1, onnotice: () => {} });
+  const probe = connectPostgres(url, { max: 1, onnotice: () => {} });
   try {
     await probe`select 1`;
     return;
@@ -59,7 +86,7 @@ export async function ensureDatabaseExists(url: string): Promise<void> {
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
   const maintenance = new URL(url);
   maintenance.pathname = '/postgres';
-  const admin = postgres(maintenance.toString(), { max: 1, onnotice: () => {} });
+  const admin = connectPostgres(maintenance.toString(), { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`create database "${name.replace(/"/g, '""')}"`);
   } catch (err) {
