@@ -87,7 +87,13 @@ await gatewayVsDirect({
         const [child, port] = await startForwarder(mode, devnet.mlNode);
         forwarders.push(child);
         const name = mode === 'fastify' ? 'bare Fastify + undici' : 'node:http + undici';
-        targets.push({ name, url: `http://127.0.0.1:${port}`, pid: child.child.pid!, headers: json, rounds: [] });
+        targets.push({
+          name,
+          url: `http://127.0.0.1:${port}`,
+          pid: child.child.pid!,
+          headers: json,
+          rounds: [],
+        });
       }
       for (const target of targets) for (let i = 0; i < WARMUP; i++) await chat(target, i);
       for (let round = 0; round < ROUNDS; round++) {

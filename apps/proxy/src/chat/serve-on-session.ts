@@ -5,7 +5,7 @@
 // (bounded); after that, an error is one `data: {"error":…}` frame. A client that leaves only stops
 // the chunks: handlers.signal lets the session finish its money work (receipt, Finish) on its own.
 import { performance } from 'node:perf_hooks';
-import { PassThrough } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { InferenceResult } from '@gonka-gateway/devshard/session';
 import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
 import { GatewayError } from '@gonka-gateway/shared';
@@ -67,7 +67,7 @@ export async function serveOnSession(
   const tried = new Set<bigint>();
   const hardFailed = new Set<bigint>();
   const nonces: bigint[] = [];
-  let out: PassThrough | undefined;
+  let out: Readable | undefined;
   let ttftMs: number | undefined;
   let upstreamMs = 0;
   let outputTokens = 0;
@@ -84,7 +84,9 @@ export async function serveOnSession(
     if (out) return out;
     ttftMs = performance.now() - started;
     request.raw.socket?.setNoDelay(true);
-    out = new PassThrough();
+    // Chunks are pushed into a plain Readable that Fastify pipes to the socket: a PassThrough's
+    // writable half cost ~0.4 µs more per chunk, and nothing here waits on backpressure (issue 10).
+    out = new Readable({ read() {} });
     reply
       .status(200)
       .headers({
@@ -137,11 +139,10 @@ export async function serveOnSession(
               return;
             }
             count(streamChunkUsage(line));
-            const s = open();
-            s.write(Buffer.concat([line, SEP]));
+            open().push(Buffer.concat([line, SEP]));
           },
           onDone: () => {
-            if (input.stream) open().write(DONE);
+            if (input.stream) open().push(DONE);
           },
         },
       );
@@ -183,10 +184,12 @@ export async function serveOnSession(
     });
     if (status === 200 && result) {
       if (input.stream) {
-        out?.end();
-        if (!out) {
+        if (out) out.push(null);
+        else {
           // A stream with no chunk at all: still a well-formed SSE answer.
-          open().end(DONE);
+          const empty = open();
+          empty.push(DONE);
+          empty.push(null);
         }
         return served(200);
       }
@@ -200,7 +203,8 @@ export async function serveOnSession(
       : new GatewayError('no_escrow_available', 'no escrow can serve this request');
     if (out) {
       // Headers are gone: one error frame, then close (issue 11 §6).
-      out.end(Buffer.from(`data: ${JSON.stringify(error.toBody())}\n\n`));
+      out.push(Buffer.from(`data: ${JSON.stringify(error.toBody())}\n\n`));
+      out.push(null);
       return served(error.status);
     }
     if (error.status === 503) reply.header('retry-after', '10');
