@@ -183,12 +183,12 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
       ticket = admitted.ticket;
       if (stored) Object.assign(headers, rateLimitHeaders(stored, admitted.rate));
     }
-    o.metrics.inFlight.inc();
+    o.metrics.chatStarted();
     // One listener for what ends with the response however it ends (issue 10: a listener each cost
     // a closure and a wrapper per request). The release here covers requests that end another way
     // than the answer below.
     reply.raw.once('close', () => {
-      o.metrics.inFlight.dec();
+      o.metrics.chatEnded();
       if (ticket !== undefined) void o.admission.release(ticket).catch(() => undefined);
     });
 
