@@ -54,3 +54,26 @@ describe('proxy metrics from session events', () => {
     expect(text).toMatch(/^devshard_gateway_tokens_total\{direction="output"\} 126$/m);
   });
 });
+
+describe('per-request metrics kept in plain numbers until a scrape', () => {
+  it('chat_in_flight and the latency histograms show what happened since the last scrape', async () => {
+    const registry = createMetricsRegistry({ app: 'proxy', version: 'test' });
+    const metrics = createProxyMetrics(registry, () => []);
+    metrics.chatStarted();
+    metrics.chatStarted();
+    metrics.chatEnded();
+    metrics.addedLatency.observe(0.7);
+    metrics.addedLatency.observe(4);
+    let text = await registry.metrics();
+    expect(text).toMatch(/^devshard_gateway_chat_in_flight 1$/m);
+    expect(text).toMatch(/^devshard_gateway_added_latency_ms_bucket\{le="1"\} 1$/m);
+    expect(text).toMatch(/^devshard_gateway_added_latency_ms_count 2$/m);
+    // Past the bound, observations reach the histogram without a scrape; none is counted twice.
+    for (let i = 0; i < 1_500; i++) metrics.upstreamLatency.observe(2);
+    metrics.chatEnded();
+    text = await registry.metrics();
+    expect(text).toMatch(/^devshard_gateway_chat_in_flight 0$/m);
+    expect(text).toMatch(/^devshard_gateway_upstream_latency_ms_count 1500$/m);
+    expect(text).toMatch(/^devshard_gateway_added_latency_ms_count 2$/m);
+  });
+});

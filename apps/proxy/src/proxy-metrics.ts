@@ -9,6 +9,29 @@ const MS_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 25, 50, 100, 250, 500, 1000, 2500
 
 export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
 
+/** Observations kept before a scrape adds them; a replica nobody scrapes holds at most this many. */
+const PENDING_OBSERVATIONS = 1024;
+
+/**
+ * A ms histogram whose observations wait in an array and are added at the next scrape (issue 10:
+ * prom-client hashes the label object and searches the buckets on every observe()).
+ */
+function latencyHistogram(name: string, help: string, registers: Registry[]) {
+  const pending: number[] = [];
+  const flush = () => {
+    for (const ms of pending) histogram.observe(ms);
+    pending.length = 0;
+  };
+  const histogram = new Histogram({ name, help, buckets: MS_BUCKETS, registers, collect: flush });
+  return {
+    histogram,
+    observe(ms: number): void {
+      pending.push(ms);
+      if (pending.length >= PENDING_OBSERVATIONS) flush();
+    },
+  };
+}
+
 interface RequestLabels {
   readonly route: 'pooled' | 'escrow';
   readonly model: string;
@@ -64,6 +87,7 @@ export function createProxyMetrics(registry: Registry, owned: () => readonly Own
   const servedRequests = new Map<string, { labels: RequestLabels; count: number }>();
   let inputTokens = 0;
   let outputTokens = 0;
+  let inFlight = 0;
   const requests = new Counter({
     name: `${METRIC_PREFIX}requests_total`,
     help: 'Chat requests by route, model and HTTP status.',
@@ -107,28 +131,35 @@ export function createProxyMetrics(registry: Registry, owned: () => readonly Own
       inputTokens += input;
       outputTokens += output;
     },
-    addedLatency: new Histogram({
-      name: `${METRIC_PREFIX}added_latency_ms`,
-      help: 'Total request time minus upstream time, in ms.',
-      buckets: MS_BUCKETS,
+    addedLatency: latencyHistogram(
+      `${METRIC_PREFIX}added_latency_ms`,
+      'Total request time minus upstream time, in ms.',
       registers,
-    }),
-    upstreamLatency: new Histogram({
-      name: `${METRIC_PREFIX}upstream_latency_ms`,
-      help: 'Time spent in the host call, in ms.',
-      buckets: MS_BUCKETS,
+    ),
+    upstreamLatency: latencyHistogram(
+      `${METRIC_PREFIX}upstream_latency_ms`,
+      'Time spent in the host call, in ms.',
       registers,
-    }),
-    timeToFirstToken: new Histogram({
-      name: `${METRIC_PREFIX}time_to_first_token_ms`,
-      help: 'Time from request to the first chunk sent to the client, in ms.',
-      buckets: MS_BUCKETS,
+    ),
+    timeToFirstToken: latencyHistogram(
+      `${METRIC_PREFIX}time_to_first_token_ms`,
+      'Time from request to the first chunk sent to the client, in ms.',
       registers,
-    }),
+    ),
+    /** A chat request started (until chatEnded): chat_in_flight, read at each scrape. */
+    chatStarted(): void {
+      inFlight++;
+    },
+    chatEnded(): void {
+      inFlight--;
+    },
     inFlight: new Gauge({
       name: `${METRIC_PREFIX}chat_in_flight`,
       help: 'Chat requests this replica is serving.',
       registers,
+      collect() {
+        this.set(inFlight);
+      },
     }),
     forwarded: new Counter({
       name: `${METRIC_PREFIX}forwarded_requests_total`,

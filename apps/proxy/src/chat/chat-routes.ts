@@ -182,11 +182,15 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
       }
       ticket = admitted.ticket;
       if (stored) Object.assign(headers, rateLimitHeaders(stored, admitted.rate));
-      const release = () => void o.admission.release(admitted.ticket).catch(() => undefined);
-      reply.raw.once('close', release);
     }
-    o.metrics.inFlight.inc();
-    reply.raw.once('close', () => o.metrics.inFlight.dec());
+    o.metrics.chatStarted();
+    // One listener for what ends with the response however it ends (issue 10: a listener each cost
+    // a closure and a wrapper per request). The release here covers requests that end another way
+    // than the answer below.
+    reply.raw.once('close', () => {
+      o.metrics.chatEnded();
+      if (ticket !== undefined) void o.admission.release(ticket).catch(() => undefined);
+    });
 
     // The budget reservation is settled by the replica that serves (the owner, on a forward).
     const presented = request.headers[TICKET_HEADER];

@@ -14,14 +14,20 @@ export interface Usage {
   total_tokens?: number;
 }
 
+/** A host line's JSON object: its text as the host wrote it, and that text parsed. */
+export interface DataFrame {
+  readonly json: string;
+  readonly value: Record<string, unknown>;
+}
+
 /** The `{...}` of a `data: {...}` line, or undefined for anything else. */
-export function parseDataLine(line: Uint8Array): Record<string, unknown> | undefined {
+export function parseDataLine(line: Uint8Array): DataFrame | undefined {
   const text = Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString('utf8');
   if (!text.startsWith('data:')) return undefined;
   const json = text.slice(5).trim();
   if (!json.startsWith('{')) return undefined;
   try {
-    return JSON.parse(json) as Record<string, unknown>;
+    return { json, value: JSON.parse(json) as Record<string, unknown> };
   } catch {
     return undefined;
   }
@@ -33,19 +39,46 @@ export function usageOf(frame: Record<string, unknown> | undefined): Usage | und
   return usage && typeof usage === 'object' ? (usage as Usage) : undefined;
 }
 
+/** Searched as bytes: a string needle is re-read on every call, and this runs once per chunk. */
+const USAGE_KEY = Buffer.from('"usage"');
+
+/** The usage a stream chunk carries, parsing only a chunk that may carry one. */
+export function streamChunkUsage(line: Uint8Array): Usage | undefined {
+  const bytes = Buffer.from(line.buffer, line.byteOffset, line.byteLength);
+  // OpenAI-style chunks of a stream with include_usage all say `"usage":null` but the last one: those
+  // need no parse. Anything else that mentions usage is parsed (a token whose text is "usage" too).
+  for (let at = bytes.indexOf(USAGE_KEY); at >= 0; at = bytes.indexOf(USAGE_KEY, at + USAGE_KEY.length)) {
+    if (!isNullMember(bytes, at + USAGE_KEY.length)) return usageOf(parseDataLine(line)?.value);
+  }
+  return undefined;
+}
+
+/** True when the bytes from `at` are `: null` (any spaces around the colon). */
+function isNullMember(bytes: Buffer, at: number): boolean {
+  let i = at;
+  while (bytes[i] === 0x20 || bytes[i] === 0x09) i++;
+  if (bytes[i++] !== 0x3a) return false;
+  while (bytes[i] === 0x20 || bytes[i] === 0x09) i++;
+  return bytes[i] === 0x6e && bytes[i + 1] === 0x75 && bytes[i + 2] === 0x6c && bytes[i + 3] === 0x6c;
+}
+
+/**
+ * The chat.completion JSON of a non-streamed answer. A host that sent one `chat.completion` line
+ * gets its text passed on as it came (issue 10: parsed once, to check it, never serialized again);
+ * chunks are assembled into one.
+ */
 export function assembleCompletion(
-  lines: readonly Uint8Array[],
+  frames: readonly DataFrame[],
   fallback: { id: string; model: string },
-): Record<string, unknown> {
-  const frames = lines.map(parseDataLine).filter((f): f is Record<string, unknown> => f !== undefined);
-  const whole = frames.find((f) => f.object === 'chat.completion');
-  if (whole) return whole;
+): string {
+  const whole = frames.find((f) => f.value.object === 'chat.completion');
+  if (whole) return whole.json;
   const choices = new Map<number, Choice>();
   let usage: Usage | undefined;
   let id = fallback.id;
   let model = fallback.model;
   let created = Math.floor(Date.now() / 1000);
-  for (const f of frames) {
+  for (const { value: f } of frames) {
     if (typeof f.id === 'string') id = f.id;
     if (typeof f.model === 'string') model = f.model;
     if (typeof f.created === 'number') created = f.created;
@@ -60,7 +93,7 @@ export function assembleCompletion(
       choices.set(index, choice);
     }
   }
-  return {
+  return JSON.stringify({
     id,
     object: 'chat.completion',
     created,
@@ -71,5 +104,5 @@ export function assembleCompletion(
       finish_reason: c.finishReason,
     })),
     ...(usage ? { usage } : {}),
-  };
+  });
 }

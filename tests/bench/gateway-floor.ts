@@ -1,0 +1,120 @@
+// How much of the proxy's CPU per chat request is the floor of Node + HTTP on this machine and how
+// much is the gateway's own (issue 10): the same requests at c=1 through the real proxy and through
+// two forwarders that only relay them to the same mock model with undici (floor-forwarder.ts: a bare
+// Fastify app, and node:http alone), each process's CPU read from /proc per thread. The proxy's
+// request also crosses a devnet host (the protocol), which the forwarders skip: the difference is
+// everything the gateway adds, not only its HTTP path.
+// Run: `pnpm bench:floor` (BENCH_REQUESTS per round, default 500; BENCH_ROUNDS, default 3, the
+// targets interleaved in each; BENCH_WARMUP requests to each first, default 2,000).
+import { startTsProcess, type TsProcess } from '@gonka-gateway/deploy';
+import { QWEN_MODEL } from '@gonka-gateway/devnet';
+import { freePort } from '@gonka-gateway/shared/testing';
+import { gatewayVsDirect } from './gateway-vs-direct.js';
+import { TICK_US, threadTicks } from './proc-stats.js';
+
+const N = Number(process.env.BENCH_REQUESTS ?? 500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2_000);
+
+interface Target {
+  readonly name: string;
+  readonly url: string;
+  readonly pid: number;
+  readonly headers: Record<string, string>;
+  readonly rounds: { main: number; others: number; ms: number }[];
+}
+
+async function chat(target: Target, i: number): Promise<void> {
+  const res = await fetch(`${target.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: target.headers,
+    body: JSON.stringify({
+      model: QWEN_MODEL,
+      messages: [{ role: 'user', content: `List three colours (${i}).` }],
+      max_tokens: 64,
+    }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${target.name}: HTTP ${res.status} ${text.slice(0, 200)}`);
+}
+
+/** µs of CPU per request on the main thread and on every other thread of the target, and ms each. */
+async function measure(target: Target, from: number): Promise<void> {
+  const before = threadTicks(target.pid);
+  const t0 = performance.now();
+  for (let i = 0; i < N; i++) await chat(target, from + i);
+  const ms = (performance.now() - t0) / N;
+  let main = 0;
+  let others = 0;
+  for (const [tid, t] of threadTicks(target.pid)) {
+    const b = before.get(tid) ?? { user: 0, sys: 0 };
+    const ticks = t.user - b.user + t.sys - b.sys;
+    if (Number(tid) === target.pid) main += ticks;
+    else others += ticks;
+  }
+  target.rounds.push({ main: (main * TICK_US) / N, others: (others * TICK_US) / N, ms });
+}
+
+async function startForwarder(mode: 'fastify' | 'http', upstream: string): Promise<[TsProcess, number]> {
+  const port = await freePort();
+  const child = startTsProcess('tests/bench/floor-forwarder.ts', {
+    FLOOR_MODE: mode,
+    FLOOR_PORT: String(port),
+    FLOOR_UPSTREAM: upstream,
+  });
+  for (let waited = 0; !child.output().includes('listening'); waited += 50) {
+    if (waited > 30_000) throw new Error(`the ${mode} forwarder did not start:\n${child.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return [child, port];
+}
+
+const range = (values: number[], digits = 0) =>
+  `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+
+await gatewayVsDirect({
+  seconds: 1,
+  concurrency: 1,
+  maxTokens: 64,
+  probe: async (url, pid, admin, devnet) => {
+    const forwarders: TsProcess[] = [];
+    try {
+      const json = { 'content-type': 'application/json' };
+      const targets: Target[] = [
+        { name: 'proxy', url, pid, headers: { ...json, authorization: `Bearer ${admin}` }, rounds: [] },
+      ];
+      for (const mode of ['fastify', 'http'] as const) {
+        const [child, port] = await startForwarder(mode, devnet.mlNode);
+        forwarders.push(child);
+        const name = mode === 'fastify' ? 'bare Fastify + undici' : 'node:http + undici';
+        targets.push({
+          name,
+          url: `http://127.0.0.1:${port}`,
+          pid: child.child.pid!,
+          headers: json,
+          rounds: [],
+        });
+      }
+      for (const target of targets) for (let i = 0; i < WARMUP; i++) await chat(target, i);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const target of targets) await measure(target, 10_000 * (round + 1));
+      }
+      console.log(
+        `CPU per chat request at c=1, ${ROUNDS} interleaved rounds of ${N} after ${WARMUP} (max_tokens 64, zero-latency model)`,
+      );
+      for (const t of targets) {
+        const total = t.rounds.map((r) => r.main + r.others);
+        console.log(
+          `  ${t.name.padEnd(22)} main thread ${range(t.rounds.map((r) => r.main))} µs, other threads ${range(t.rounds.map((r) => r.others))} µs, ` +
+            `whole process ${range(total)} µs, ${range(
+              t.rounds.map((r) => r.ms),
+              2,
+            )} ms each`,
+        );
+      }
+    } finally {
+      await Promise.all(forwarders.map((f) => f.stop()));
+    }
+  },
+});
+process.exit(0);
