@@ -11,7 +11,7 @@ import { DevshardError, DevshardErrorCode } from '../errors.js';
 import type { HeightSyncCommit } from '../hash/rest-hash.js';
 import type { SessionPhase } from '../hash/root-formula.js';
 import { buildGroup } from './group.js';
-import { idLogHas, idLogOfAscending, idLogToArray } from './id-log.js';
+import { idLogForEachRun, idLogHas, idLogOfAscending } from './id-log.js';
 import { profileForTag } from './profile.js';
 import { CONFIRMED_AT_HEIGHT_FIELD, STARTED_AT_HEIGHT_FIELD } from '../proto/inference-record.js';
 import { fieldsOf, makeRecord, Record } from './record.js';
@@ -257,14 +257,19 @@ export function* encodeStateSnapshotSteps(state: SessionState): Generator<void, 
     if ((i + 1) % SNAPSHOT_RECORDS_PER_STEP === 0) yield;
   }
 
-  // Started ids ascend (id = nonce of its diff): deltas keep this at ~2 bytes per id.
-  const ids = idLogToArray(state.startedIds);
-  w.uint(ids.length);
+  // Started ids ascend (id = nonce of its diff): deltas keep this at ~2 bytes per id. Written from
+  // the log's runs: inside a run every delta is 1, so no id is made a bigint of its own.
+  let idCount = 0;
+  idLogForEachRun(state.startedIds, (first, last) => {
+    idCount += Number(last - first) + 1;
+  });
+  w.uint(idCount);
   let previous = 0n;
-  for (const id of ids) {
-    w.big(id - previous);
-    previous = id;
-  }
+  idLogForEachRun(state.startedIds, (first, last) => {
+    w.big(first - previous);
+    for (let n = Number(last - first); n > 0; n--) w.uint(1);
+    previous = last;
+  });
 
   w.uint(state.hostStats.length);
   for (const h of state.hostStats) {
