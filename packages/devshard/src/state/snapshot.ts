@@ -10,10 +10,10 @@ import { sha256 } from '@gonka-gateway/chain';
 import { DevshardError, DevshardErrorCode } from '../errors.js';
 import type { HeightSyncCommit } from '../hash/rest-hash.js';
 import type { SessionPhase } from '../hash/root-formula.js';
+import { CONFIRMED_AT_HEIGHT_FIELD, STARTED_AT_HEIGHT_FIELD } from '../proto/inference-record.js';
 import { buildGroup } from './group.js';
 import { idLogForEachRun, idLogHas, idLogOfAscending } from './id-log.js';
 import { profileForTag } from './profile.js';
-import { CONFIRMED_AT_HEIGHT_FIELD, STARTED_AT_HEIGHT_FIELD } from '../proto/inference-record.js';
 import { fieldsOf, makeRecord, Record } from './record.js';
 import { EntryReader, PROMPT_HASH_FIELD, RESPONSE_HASH_FIELD, type StoredInt } from './record-entry.js';
 import { liveRecordsAscending, withRoot } from './root.js';
@@ -139,7 +139,9 @@ const ENTRY_INT_FIELDS: readonly boolean[] = (() => {
   return read;
 })();
 /** Reused by writeCompactRecord (synchronous, so never shared by two records at once). */
-const entryInts: StoredInt[] = new Array(Math.max(STARTED_AT_HEIGHT_FIELD, CONFIRMED_AT_HEIGHT_FIELD) + 1).fill(0);
+const entryInts: StoredInt[] = new Array(
+  Math.max(STARTED_AT_HEIGHT_FIELD, CONFIRMED_AT_HEIGHT_FIELD) + 1,
+).fill(0);
 
 function writeRecord(w: SnapshotWriter, record: InferenceRecord): void {
   if (record instanceof Record) {
