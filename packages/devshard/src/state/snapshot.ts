@@ -235,7 +235,7 @@ export function encodeStateSnapshot(state: SessionState): Uint8Array {
 
 /**
  * The same encoding in steps: yields after every SNAPSHOT_RECORDS_PER_STEP live records, so a caller
- * can give the event loop back between steps (20 000 live records take ~0.2 s to encode).
+ * can give the event loop back between steps (20,000 live records take ~25–60 ms to encode).
  */
 export function* encodeStateSnapshotSteps(state: SessionState): Generator<void, Uint8Array, void> {
   const w = new SnapshotWriter();
