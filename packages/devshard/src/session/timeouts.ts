@@ -47,16 +47,20 @@ export function timeoutCandidates(ctx: SessionContext, now: bigint): Candidate[]
   const skew = ctx.settings.timeoutSkewSeconds;
   const out: Candidate[] = [];
   for (const record of ctx.state.inferences.values()) {
+    // Status first: nearly every live record is past Started (this pass runs every few seconds over
+    // all of them, issue 10), and for those no id, key string or map lookup is made.
+    const status = record.status;
+    if (status !== InferenceStatus.Pending && status !== InferenceStatus.Started) continue;
     const id = record.id;
     if ((ctx.timeoutRetryAt.get(id) ?? 0n) > now || ctx.pending.has(dedupKeys.timeout(id))) continue;
     if (
-      record.status === InferenceStatus.Pending &&
+      status === InferenceStatus.Pending &&
       !ctx.pending.has(dedupKeys.confirm(id)) &&
       now >= record.startedAt + config.refusalTimeout + skew
     ) {
       out.push({ record, reason: 'refused' });
     } else if (
-      record.status === InferenceStatus.Started &&
+      status === InferenceStatus.Started &&
       !ctx.pending.has(dedupKeys.finish(id)) &&
       now >= record.confirmedAt + config.executionTimeout + skew
     ) {

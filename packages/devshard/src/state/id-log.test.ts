@@ -6,6 +6,7 @@ import {
   EMPTY_ID_LOG,
   type IdLog,
   idLogAppend,
+  idLogForEachRun,
   idLogFrom,
   idLogHas,
   idLogOfAscending,
@@ -35,6 +36,15 @@ const ascendingIds = fc
 function checkHolds(log: IdLog, ids: readonly bigint[]): void {
   expect(idLogToArray(log)).toEqual(ids);
   expect(log.size).toBe(ids.length);
+  // The runs (what a snapshot writes) expand to the same ids, each run maximal.
+  const expanded: bigint[] = [];
+  let lastOfRun: bigint | undefined;
+  idLogForEachRun(log, (first, last) => {
+    expect(first <= last && (lastOfRun === undefined || first > lastOfRun + 1n)).toBe(true);
+    for (let id = first; id <= last; id++) expanded.push(id);
+    lastOfRun = last;
+  });
+  expect(expanded).toEqual(ids);
   const set = new Set(ids);
   for (const id of ids) {
     expect(idLogHas(log, id)).toBe(true);

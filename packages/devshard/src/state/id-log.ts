@@ -131,3 +131,13 @@ export function idLogToArray(log: IdLog): bigint[] {
   if (log.first !== undefined) for (let id = log.first; id <= log.last!; id++) out.push(id);
   return out;
 }
+
+/** Calls `fn(first, last)` for every run of consecutive ids, ascending (no array of every id). */
+export function idLogForEachRun(log: IdLog, fn: (first: bigint, last: bigint) => void): void {
+  const each = (runs: Runs) => {
+    for (let i = 0; i < runs.length; i += 2) fn(runs[i]!, runs[i + 1]!);
+  };
+  for (const chunk of log.chunks) each(chunk);
+  each(log.tail);
+  if (log.first !== undefined) fn(log.first, log.last!);
+}

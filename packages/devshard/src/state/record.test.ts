@@ -5,8 +5,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bitmapBytes, encodeInferenceRecord } from '../proto/inference-record.js';
-import { makeRecord, updateRecord } from './record.js';
-import { type InferenceRecordFields, InferenceStatus } from './types.js';
+import { makeFixture } from '../testing/session-fixture.js';
+import { LiveRecords } from './live-records.js';
+import { fieldsOf, makeRecord, updateRecord } from './record.js';
+import { encodeStateSnapshot } from './snapshot.js';
+import { type InferenceRecord, type InferenceRecordFields, InferenceStatus } from './types.js';
 
 const fields = (promptHash: Uint8Array, responseHash: Uint8Array): InferenceRecordFields => ({
   id: 7n,
@@ -180,5 +183,29 @@ describe('the entry written field by field (record-entry.ts)', () => {
     expect(() => makeRecord({ ...f, startedAt: -(2n ** 63n) - 1n })).toThrow(RangeError);
     // The same values are refused by the schema encoder or cannot be read back from its bytes.
     expect(() => protoOf({ ...f, inputTokens: 2n ** 64n })).toThrow(RangeError);
+  });
+});
+
+describe('a compact record in a snapshot (snapshot.ts writeCompactRecord)', () => {
+  const base = makeFixture({ tag: 'v5' }).state;
+  /** The snapshot bytes, or the error class when the snapshot refuses the record (a negative id). */
+  const encoded = (inferences: ReadonlyMap<bigint, InferenceRecord>) => {
+    try {
+      return Buffer.from(encodeStateSnapshot({ ...base, inferences })).toString('hex');
+    } catch (error) {
+      return (error as Error).constructor.name;
+    }
+  };
+
+  it('is written as the same fields in plain form are, byte for byte', () => {
+    fc.assert(
+      fc.property(randomFields, (f) => {
+        const r = makeRecord(f);
+        // A plain map of plain fields takes the generic writer (fieldsOf, one bigint per field).
+        const plain: InferenceRecord = { ...fieldsOf(r), entry: r.entry };
+        expect(encoded(LiveRecords.from([r]))).toBe(encoded(new Map([[r.id, plain]])));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -90,6 +90,17 @@ export class Record implements InferenceRecord {
     return r.#id;
   }
 
+  /** started_at, confirmed_at and validated_by in their stored form (a snapshot writes them as they are). */
+  static startedAtKey(r: Record): StoredInt {
+    return r.#startedAt;
+  }
+  static confirmedAtKey(r: Record): StoredInt {
+    return r.#confirmedAt;
+  }
+  static validatedByKey(r: Record): StoredInt {
+    return r.#validatedBy;
+  }
+
   get id(): bigint {
     return bigOf(this.#id);
   }

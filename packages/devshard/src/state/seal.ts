@@ -64,19 +64,22 @@ export function autoSeal(
   sealNonce: bigint,
 ): { state: WorkingState; sealed: SealedRecord[] } {
   if (s.inferences.size === 0) return { state: s, sealed: [] };
-  const records = liveRecordsAscending(s.inferences);
-  const clock = stateClock(records, s.group.slots.length);
+  const live = liveRecordsOf(s.inferences);
+  const groupSize = s.group.slots.length;
+  const clock = stateClock(live.newest(groupSize * STATE_CLOCK_WINDOW_FACTOR), groupSize);
   if (clock === undefined) return { state: s, sealed: [] };
   const nonNegative = (v: bigint) => (v < 0n ? 0n : v);
   const requiredSeconds =
     nonNegative(s.config.sealGraceSeconds) +
     (s.profile.finishedSealAddsExecutionTimeout ? nonNegative(s.config.executionTimeout) : 0n);
-  const eligible = records.filter((r) => {
-    if (r.status !== InferenceStatus.Finished && !TERMINAL.has(r.status)) return false;
-    if (sealNonce < r.id + s.config.sealGraceNonces) return false;
-    if (TERMINAL.has(r.status)) return true;
-    return clock - r.confirmedAt >= requiredSeconds;
-  });
+  const eligible: InferenceRecord[] = [];
+  // Ascending ids: once one id is inside the nonce gate, every later one is too, so the pass stops
+  // there instead of reading every live record each interval (all of them, while none is sealable).
+  for (const r of live.values()) {
+    if (sealNonce < r.id + s.config.sealGraceNonces) break;
+    if (r.status !== InferenceStatus.Finished && !TERMINAL.has(r.status)) continue;
+    if (TERMINAL.has(r.status) || clock - r.confirmedAt >= requiredSeconds) eligible.push(r);
+  }
   if (eligible.length === 0) return { state: s, sealed: [] };
   return fold(s, eligible, sealNonce);
 }

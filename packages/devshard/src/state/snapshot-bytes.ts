@@ -58,6 +58,33 @@ export class SnapshotWriter {
     this.big(v >= 0n ? v << 1n : (-v << 1n) - 1n);
   }
 
+  /**
+   * big() of a value kept as a number while it is a safe integer (state/record-entry.ts StoredInt):
+   * the same bytes (both are unsigned LEB128) without a bigint.
+   */
+  storedBig(v: number | bigint): void {
+    if (typeof v === 'bigint') this.big(v);
+    else if (v < 0) throw new RangeError('negative value in an unsigned field');
+    else this.uint(v);
+  }
+
+  /** int() of a StoredInt: the same zigzag bytes, without a bigint while 2|v| stays exact. */
+  storedInt(v: number | bigint): void {
+    if (typeof v === 'number' && v < 2 ** 52 && v > -(2 ** 52)) this.uint(v >= 0 ? v * 2 : -v * 2 - 1);
+    else this.int(BigInt(v));
+  }
+
+  /** bytes() of the one-byte string s[from, to) (char i = byte i). */
+  latin1Bytes(s: string, from: number, to: number): void {
+    const length = to - from;
+    this.uint(length);
+    this.#room(length);
+    const buf = this.#buf;
+    let at = this.#at;
+    for (let i = from; i < to; i++) buf[at++] = s.charCodeAt(i);
+    this.#at = at;
+  }
+
   bytes(v: Uint8Array): void {
     this.uint(v.length);
     this.#room(v.length);
