@@ -58,7 +58,7 @@ export interface ProxyTuning {
   readonly admissionTtlMs?: number;
   /** PoC phase re-read period with DEVSHARD_POC_REQUEST_MODE=off (default 2 s). */
   readonly pocCheckEveryMs?: number;
-  /** Settings re-read period (default 1 s). */
+  /** Settings and keys safety re-read period while subscribed to their changes (default 30 s; gate/settings.ts). */
   readonly settingsRefreshMs?: number;
   /** Usage rows get their final cost from the owned sessions this often (default 2 s). */
   readonly usageReconcileEveryMs?: number;
@@ -131,6 +131,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     directory: ownership.runtime.directory,
     subscriber,
     onError: onError('pool snapshot read failed'),
+    onRead: (escrows) => keyDirectory.followPool(escrows.map((e) => e.escrowId)),
   });
   const admission = new Admission({
     redis: infra.redis,
@@ -175,6 +176,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     poc?.stop();
     admission.stop();
     await settings.stop();
+    keyDirectory.stop();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);

@@ -1,6 +1,15 @@
-// The admin settings every replica applies (spec §2.4, §2.6, §3.2, §3.3), held in memory. A change
-// reaches every replica within a second without a restart: the controller publishes the new revision
-// on `settings:changes`, and a periodic read of the row (revision compared) catches a missed message.
+// The admin settings every replica applies (spec §2.4, §2.6, §3.2, §3.3) and the stored API keys
+// (issue 14), held in memory. A change reaches every replica within a second without a restart
+// (docs/keys-and-usage.md: a revoked or rotated key stops working, a changed limit applies, "within
+// a second"): the controller publishes on `settings:changes` after its commit, and each message
+// starts a read that began after it arrived. Postgres is otherwise read only
+//   - at once when the subscription is (re)established: a message published while this replica was
+//     not subscribed is lost, so the read happens after the SUBSCRIBE is acknowledged;
+//   - every second while the subscription is down (no message can arrive, so the one-second bound
+//     is kept by reading);
+//   - every 30 s while subscribed, as a safety net for a message the controller failed to publish
+//     after its commit (its route then answers 500, and the operator retries).
+// A fixed one-second re-read cost every replica 3–4 statements a second for settings that rarely change.
 import { type Database, type GatewayConfig, readSettings } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type { KeyDirectory } from './key-directory.js';
@@ -24,8 +33,13 @@ export interface SettingsSourceOptions {
   readonly channel: string;
   /** Stored API keys, re-read with the settings (issue 14). */
   readonly keys?: Pick<KeyDirectory, 'reload'>;
-  /** Re-read period (default 1 s). */
+  /** Safety re-read period while subscribed (default 30 s). */
   readonly refreshEveryMs?: number;
+  /**
+   * Re-read period while the subscription is down (default 1 s): how stale a copy may get without
+   * messages, the one-second bound of docs/keys-and-usage.md.
+   */
+  readonly unsubscribedRefreshEveryMs?: number;
   readonly onError?: (error: Error) => void;
 }
 
@@ -62,12 +76,31 @@ function fromRow(row: Row): GatewaySettings {
   };
 }
 
+export const SETTINGS_SAFETY_REREAD_MS = 30_000;
+export const SETTINGS_UNSUBSCRIBED_REREAD_MS = 1_000;
+
 export class SettingsSource {
   readonly #o: SettingsSourceOptions;
   #current: GatewaySettings;
   #timer: NodeJS.Timeout | undefined;
   #loading: Promise<void> | undefined;
+  /** A read queued behind #loading: that one may have started before the change that asked. */
+  #queued: Promise<void> | undefined;
+  /** Whether the SUBSCRIBE is acknowledged on the current connection (messages can arrive). */
+  #subscribed = false;
   #stopped = false;
+  readonly #onMessage = (channel: string): void => {
+    if (channel === this.#o.channel) void this.#readAfterNow().catch(this.#reportError);
+  };
+  /** Messages published while disconnected are lost: read faster until subscribed again. */
+  readonly #onDisconnect = (): void => {
+    if (!this.#subscribed) return;
+    this.#subscribed = false;
+    this.#schedule();
+  };
+  /** Connected again (ioredis resubscribes): subscribe, then read what changed meanwhile. */
+  readonly #onReady = (): void => void this.#subscribeThenRead();
+  readonly #reportError = (error: Error): void => this.#o.onError?.(error);
 
   constructor(options: SettingsSourceOptions) {
     this.#o = options;
@@ -78,14 +111,22 @@ export class SettingsSource {
     return this.#current;
   }
 
+  /** The period of the next planned re-read: the safety period while subscribed, else one second. */
+  get refreshEveryMs(): number {
+    return this.#subscribed
+      ? (this.#o.refreshEveryMs ?? SETTINGS_SAFETY_REREAD_MS)
+      : (this.#o.unsubscribedRefreshEveryMs ?? SETTINGS_UNSUBSCRIBED_REREAD_MS);
+  }
+
   async start(): Promise<void> {
-    await this.reload().catch((error: Error) => this.#o.onError?.(error));
     const sub = this.#o.subscriber;
     if (sub) {
-      sub.on('message', (channel: string) => {
-        if (channel === this.#o.channel) void this.reload().catch((error: Error) => this.#o.onError?.(error));
-      });
-      await sub.subscribe(this.#o.channel).catch((error: Error) => this.#o.onError?.(error));
+      sub.on('message', this.#onMessage);
+      sub.on('close', this.#onDisconnect);
+      sub.on('ready', this.#onReady);
+      await this.#subscribeThenRead();
+    } else {
+      await this.reload().catch(this.#reportError);
     }
     this.#schedule();
   }
@@ -106,16 +147,51 @@ export class SettingsSource {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await this.#o.subscriber?.quit().catch(() => undefined);
+    const sub = this.#o.subscriber;
+    sub?.off('message', this.#onMessage);
+    sub?.off('close', this.#onDisconnect);
+    sub?.off('ready', this.#onReady);
+    await sub?.quit().catch(() => undefined);
+  }
+
+  /** A read that starts after this call (one queued behind a read in progress, shared by callers). */
+  #readAfterNow(): Promise<void> {
+    if (this.#loading === undefined) return this.reload();
+    this.#queued ??= this.#loading
+      .catch(() => undefined)
+      .then(() => {
+        this.#queued = undefined;
+        return this.reload();
+      });
+    return this.#queued;
+  }
+
+  /**
+   * Subscribed before reading, so no change falls between the two. The SUBSCRIBE is sent even when
+   * ioredis resubscribes by itself: its answer comes after ioredis's, so once it is in, messages flow.
+   */
+  async #subscribeThenRead(): Promise<void> {
+    const sub = this.#o.subscriber;
+    if (!sub || this.#stopped) return;
+    try {
+      await sub.subscribe(this.#o.channel);
+      this.#subscribed = sub.status === 'ready';
+    } catch (error) {
+      this.#reportError(error as Error);
+    }
+    await this.#readAfterNow().catch(this.#reportError);
+    // Subscribed now: the next planned read moves to the safety period (or stays at one second).
+    if (this.#timer !== undefined) this.#schedule();
   }
 
   #schedule(): void {
     if (this.#stopped) return;
+    clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       void this.reload()
-        .catch((error: Error) => this.#o.onError?.(error))
+        .catch(this.#reportError)
         .finally(() => this.#schedule());
-    }, this.#o.refreshEveryMs ?? 1_000);
+    }, this.refreshEveryMs);
     this.#timer.unref();
   }
 }

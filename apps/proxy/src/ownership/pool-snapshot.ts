@@ -26,6 +26,8 @@ export interface PoolSnapshotOptions {
    */
   readonly changeGapMs?: number;
   readonly onError?: (error: Error) => void;
+  /** Called with every read's escrows (the key directory prices escrows it has not seen). */
+  readonly onRead?: (escrows: readonly PoolEscrowState[]) => void;
 }
 
 export class PoolSnapshot {
@@ -111,6 +113,7 @@ export class PoolSnapshot {
         this.#models = new Set(escrows.map((e) => e.modelId));
         this.#replicas = await this.#o.directory.live();
         this.#loadedAt = Date.now();
+        this.#o.onRead?.(escrows);
       } finally {
         this.#loading = undefined;
       }
