@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ReplicaDirectory } from '@gonka-gateway/escrow-runtime';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerOf } from '../devshard-devnet/ledger.js';
@@ -613,7 +614,14 @@ describe('an owner replica that does not answer', () => {
   it('the forwarded request gets 503 with Retry-After, not a bare 500', async () => {
     const r = stack.redis.redis;
     const ghost = 'ghost/forwarded';
-    await r.set(stack.keys.replica('unreachable'), 'http://127.0.0.1:9', 'PX', 30_000);
+    const unreachable = new ReplicaDirectory({
+      redis: r,
+      keys: stack.keys,
+      replicaId: 'unreachable',
+      url: 'http://127.0.0.1:9',
+      ttlMs: 30_000,
+    });
+    await unreachable.register();
     const cleanup = await seedPoolEscrow(424243n, ghost, 'unreachable');
     try {
       await expect
@@ -627,7 +635,7 @@ describe('an owner replica that does not answer', () => {
       expect(res.headers.get('retry-after')).toBe('1');
     } finally {
       await cleanup();
-      await r.del(stack.keys.replica('unreachable'));
+      await unreachable.stop();
     }
   });
 });

@@ -1,6 +1,11 @@
-// Live replicas (architecture §2.2, §2.4): each replica keeps `replica:{id}` = its internal URL with a
-// TTL it refreshes, so a replica that dies disappears from the directory by itself. The claim loop
-// divides escrows by the number of live replicas; the proxy forwards to an owner by its URL.
+// Live replicas (architecture §2.2, §2.4): each replica keeps its entry in the sorted set `replicas`
+// (score = when the entry expires, Redis's clock) and its internal URL in the hash `replica-urls`,
+// refreshed every TTL/3. Reads drop expired entries first, so a replica that dies disappears from
+// the directory by itself; both keys expire a TTL after the last refresh, so a fleet that is gone
+// leaves nothing behind. After Redis lost its data the next refresh of each replica lists it again.
+// The claim loop divides escrows by the number of live replicas; the proxy forwards to an owner by
+// its URL. One script per read: the former SCAN MATCH over the whole keyspace took a round trip per
+// 500 keys of a large shared Redis.
 import type { RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 
@@ -20,9 +25,57 @@ export interface ReplicaDirectoryOptions {
   readonly onError?: (error: Error) => void;
 }
 
+/** Redis's clock in ms (one clock for every replica, as for TTLs). */
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/**
+ * Extends a key's TTL to at least ARGV ttl (replicas may run with different TTLs: a shorter one must
+ * not cut a longer one's registration).
+ */
+const KEEP_AT_LEAST = `local function keepAtLeast(key, ttl)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+end`;
+
+/** KEYS: replicas zset, replica-urls hash. ARGV: replica id, url, ttl ms. */
+const REGISTER = `${NOW}
+${KEEP_AT_LEAST}
+local ttl = tonumber(ARGV[3])
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+keepAtLeast(KEYS[1], ttl)
+keepAtLeast(KEYS[2], ttl)
+return 1`;
+
+/** KEYS: replicas zset, replica-urls hash. Drops expired entries; returns [id, url, id, url, …]. */
+const LIVE = `${NOW}
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+if #expired > 0 then
+  redis.call('ZREM', KEYS[1], unpack(expired))
+  redis.call('HDEL', KEYS[2], unpack(expired))
+end
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+if #ids == 0 then return {} end
+local urls = redis.call('HMGET', KEYS[2], unpack(ids))
+local out = {}
+for i, id in ipairs(ids) do
+  if urls[i] then
+    out[#out + 1] = id
+    out[#out + 1] = urls[i]
+  end
+end
+return out`;
+
+/** KEYS: replicas zset, replica-urls hash. ARGV: replica id. */
+const LEAVE = `redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1`;
+
 export class ReplicaDirectory {
   readonly #o: ReplicaDirectoryOptions;
   #timer: NodeJS.Timeout | undefined;
+  /** The refresh in flight: stop() waits for it, so it cannot list this replica again after leaving. */
+  #refreshing: Promise<void> | undefined;
   #stopped = false;
 
   constructor(options: ReplicaDirectoryOptions) {
@@ -39,29 +92,18 @@ export class ReplicaDirectory {
     this.#schedule();
   }
 
-  /** SET replica:{id} url PX ttl (also restores it after Redis lost its data). */
+  /** Lists this replica until a TTL from now (also restores it after Redis lost its data). */
   async register(): Promise<void> {
-    await this.#o.redis.set(this.#o.keys.replica(this.#o.replicaId), this.#o.url, 'PX', this.#o.ttlMs);
+    const { redis, keys, replicaId, url, ttlMs } = this.#o;
+    await redis.eval(REGISTER, 2, keys.replicas, keys.replicaUrls, replicaId, url, String(ttlMs));
   }
 
   /** Every replica whose registration has not expired (this one included once registered). */
   async live(): Promise<LiveReplica[]> {
     const { redis, keys } = this.#o;
-    const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await redis.scan(cursor, 'MATCH', keys.replicaPattern, 'COUNT', 500);
-      found.push(...batch);
-      cursor = next;
-    } while (cursor !== '0');
-    if (found.length === 0) return [];
-    const urls = await redis.mget(...found);
-    const prefix = keys.replica('');
+    const flat = (await redis.eval(LIVE, 2, keys.replicas, keys.replicaUrls)) as string[];
     const replicas: LiveReplica[] = [];
-    found.forEach((key, i) => {
-      const url = urls[i];
-      if (url) replicas.push({ replicaId: key.slice(prefix.length), url });
-    });
+    for (let i = 0; i + 1 < flat.length; i += 2) replicas.push({ replicaId: flat[i]!, url: flat[i + 1]! });
     return replicas.sort((a, b) => (a.replicaId < b.replicaId ? -1 : a.replicaId > b.replicaId ? 1 : 0));
   }
 
@@ -69,16 +111,21 @@ export class ReplicaDirectory {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await this.#o.redis.del(this.#o.keys.replica(this.#o.replicaId)).catch(() => 0);
+    await this.#refreshing;
+    const { redis, keys, replicaId } = this.#o;
+    await redis.eval(LEAVE, 2, keys.replicas, keys.replicaUrls, replicaId).catch(() => 0);
   }
 
   #schedule(): void {
     if (this.#stopped) return;
     const every = this.#o.refreshEveryMs ?? Math.max(1, Math.floor(this.#o.ttlMs / 3));
     this.#timer = setTimeout(() => {
-      this.register()
+      this.#refreshing = this.register()
         .catch((error: Error) => this.#o.onError?.(error))
-        .finally(() => this.#schedule());
+        .finally(() => {
+          this.#refreshing = undefined;
+          this.#schedule();
+        });
     }, every);
     this.#timer.unref();
   }

@@ -26,10 +26,13 @@ export function redisKeys(prefix: string) {
     escrowLease: (escrowId: bigint) => k(`lease:escrow:${escrowId}`),
     /** The controller leader lease (`${controllerId}:0` with a TTL): only its holder runs schedules. */
     controllerLeader: k('lease:controller-leader'),
-    /** A live proxy replica's internal URL, with a TTL refreshed by the replica. */
-    replica: (replicaId: string) => k(`replica:${replicaId}`),
-    /** SCAN MATCH pattern of every replica key (glob characters of the prefix escaped). */
-    replicaPattern: `${prefix.replace(/[*?[\]\\]/g, '\\$&')}replica:*`,
+    /**
+     * Live proxy replicas (escrow-runtime claim/replica-directory.ts): sorted set replica id → when
+     * its registration expires (Redis time, ms), refreshed by the replica; and hash replica id → its
+     * internal URL.
+     */
+    replicas: k('replicas'),
+    replicaUrls: k('replica-urls'),
     /** Sorted set of admitted requests (score = expiry), for the global concurrency limit. */
     admissionRequests: k('admission:requests'),
     /** Hash request id → estimated input tokens, for the input-tokens-in-flight limit. */
