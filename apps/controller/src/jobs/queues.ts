@@ -14,6 +14,8 @@ export const QUEUE_NAMES = {
   depletionCheck: 'depletion-check',
   /** Upkeep: delete usage records past the retention (usage/usage-retention.ts). */
   usagePurge: 'usage-purge',
+  /** Upkeep: delete rotation markers past their retention (upkeep/rotation-events-purge.ts). */
+  rotationEventsPurge: 'rotation-events-purge',
   /** Upkeep: the rotation tick (upkeep/rotation-tick.ts, spec §3.4). */
   rotationTick: 'rotation-tick',
   /** Upkeep: epoch, phase and PoC state published to Redis for the proxies (upkeep/chain-phase.ts). */
@@ -29,6 +31,7 @@ export const JOB_IDS = {
   /** The pass a controller runs each time it takes the lead (crash recovery, architecture §3). */
   reconcileOnLead: (controllerId: string, lead: number) => `reconcile-on-lead-${controllerId}-${lead}`,
   usagePurgeSchedule: 'usage-purge-every',
+  rotationEventsPurgeSchedule: 'rotation-events-purge-every',
   rotationSchedule: 'rotation-tick-every',
   chainPhaseSchedule: 'chain-phase-every',
   /** A tick right after a settings change (revision), so enabling rotation acts without waiting. */
@@ -65,5 +68,7 @@ export const RECONCILE_EVERY_MS = 30_000;
 export const DEPLETION_CHECK_EVERY_MS = 30_000;
 /** Retention is counted in days: hourly is prompt enough. */
 export const USAGE_PURGE_EVERY_MS = 3_600_000;
+/** The retention is counted in days (30): hourly is prompt enough. */
+export const ROTATION_EVENTS_PURGE_EVERY_MS = 3_600_000;
 /** Spec §3.4, §8: about every 15 s (GATEWAY_ROTATION_TICK_MS). */
 export const ROTATION_TICK_EVERY_MS = 15_000;

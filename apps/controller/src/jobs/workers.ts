@@ -15,6 +15,7 @@ import { settleEscrow } from '../escrow/settle.js';
 import { publishChainPhase } from '../upkeep/chain-phase.js';
 import { checkDepletion } from '../upkeep/depletion-check.js';
 import { rebuildPool } from '../upkeep/pool-rebuild.js';
+import { purgeOldRotationEvents } from '../upkeep/rotation-events-purge.js';
 import { runRotationTick } from '../upkeep/rotation-tick.js';
 import { purgeExpiredUsage } from '../usage/usage-retention.js';
 import {
@@ -30,6 +31,7 @@ import {
   JOB_IDS,
   QUEUE_NAMES,
   RECONCILE_EVERY_MS,
+  ROTATION_EVENTS_PURGE_EVERY_MS,
   ROTATION_TICK_EVERY_MS,
   USAGE_PURGE_EVERY_MS,
   WORKER_LOCKS,
@@ -94,6 +96,7 @@ export async function startControllerJobs(
   createEvents.setMaxListeners(1_000);
   const depletion = new Queue(QUEUE_NAMES.depletionCheck, queueOptions);
   const usagePurge = new Queue(QUEUE_NAMES.usagePurge, queueOptions);
+  const rotationEventsPurge = new Queue(QUEUE_NAMES.rotationEventsPurge, queueOptions);
   const rotation = new Queue(QUEUE_NAMES.rotationTick, queueOptions);
   const chainPhase = new Queue(QUEUE_NAMES.chainPhase, queueOptions);
   const rotationTickMs = options.rotationTickMs ?? ROTATION_TICK_EVERY_MS;
@@ -140,6 +143,12 @@ export async function startControllerJobs(
       schedulerId: JOB_IDS.usagePurgeSchedule,
       everyMs: USAGE_PURGE_EVERY_MS,
       process: () => purgeExpiredUsage(ctx.sql),
+    },
+    {
+      queue: rotationEventsPurge,
+      schedulerId: JOB_IDS.rotationEventsPurgeSchedule,
+      everyMs: ROTATION_EVENTS_PURGE_EVERY_MS,
+      process: () => purgeOldRotationEvents(ctx.sql),
     },
     {
       // A tick never overlaps another (one worker, and a Redis lock across controllers).

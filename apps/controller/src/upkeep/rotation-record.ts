@@ -237,7 +237,14 @@ export interface StoredEvent {
   at: Date;
 }
 
-export async function recentEvents(sql: Sql, modelId: string, limit = 20): Promise<StoredEvent[]> {
+/** How many events /v1/debug/rotation lists per model (the purge keeps at least these). */
+export const RECENT_EVENTS_PER_MODEL = 20;
+
+export async function recentEvents(
+  sql: Sql,
+  modelId: string,
+  limit = RECENT_EVENTS_PER_MODEL,
+): Promise<StoredEvent[]> {
   return sql<StoredEvent[]>`
     select marker, epoch::text as epoch, detail, at from rotation_events
      where model_id = ${modelId} order by id desc limit ${limit}`;
