@@ -168,6 +168,8 @@ export class KeyDirectory {
         }
         this.#prices = highest;
         this.#pricedEscrows = new Set(prices.map((p) => p.escrow_id));
+        // Only escrows still unpriced stay asked about (the set stays as small as that list).
+        for (const id of this.#askedEscrows) if (this.#pricedEscrows.has(id)) this.#askedEscrows.delete(id);
         this.#readStartedAt = Math.max(this.#readStartedAt, started);
         this.#readAtPeriodEnd(now);
       } finally {

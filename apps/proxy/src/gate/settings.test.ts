@@ -105,14 +105,14 @@ describe('SettingsSource', () => {
       subscriber: sub,
       channel: channel(),
       refreshEveryMs: 600_000,
-      unsubscribedRefreshEveryMs: 600_001,
+      unsubscribedRefreshEveryMs: 500_000,
     });
     await source.start();
     expect(source.refreshEveryMs).toBe(600_000);
     const closed = new Promise((r) => sub.once('end', r));
     sub.disconnect(false);
     await closed;
-    expect(source.refreshEveryMs).toBe(600_001);
+    expect(source.refreshEveryMs).toBe(500_000);
     // Published while no replica connection listens: the message is lost.
     const revision = await changeSettings();
     await new Promise((r) => setTimeout(r, 200));

@@ -7,8 +7,8 @@
 //     not subscribed is lost, so the read happens after the SUBSCRIBE is acknowledged;
 //   - every second while the subscription is down (no message can arrive, so the one-second bound
 //     is kept by reading);
-//   - every 30 s while subscribed, as a safety net for a message the controller failed to publish
-//     after its commit (its route then answers 500, and the operator retries).
+//   - every 30 s while subscribed, a safety net for a message lost in a way this replica cannot see
+//     (a publish that failed after the controller's commit, a connection that died without closing).
 // A fixed one-second re-read cost every replica 3–4 statements a second for settings that rarely change.
 import { type Database, type GatewayConfig, readSettings } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
@@ -113,9 +113,10 @@ export class SettingsSource {
 
   /** The period of the next planned re-read: the safety period while subscribed, else one second. */
   get refreshEveryMs(): number {
-    return this.#subscribed
-      ? (this.#o.refreshEveryMs ?? SETTINGS_SAFETY_REREAD_MS)
-      : (this.#o.unsubscribedRefreshEveryMs ?? SETTINGS_UNSUBSCRIBED_REREAD_MS);
+    const safety = this.#o.refreshEveryMs ?? SETTINGS_SAFETY_REREAD_MS;
+    if (this.#subscribed) return safety;
+    // Never slower than while subscribed (a test's short safety period stays short).
+    return Math.min(safety, this.#o.unsubscribedRefreshEveryMs ?? SETTINGS_UNSUBSCRIBED_REREAD_MS);
   }
 
   async start(): Promise<void> {
