@@ -65,8 +65,8 @@ async function servingCount(replicaUrls: string[]): Promise<number> {
 
 /**
  * Whether every replica lists the model for the user key: each keeps its own copy of the settings
- * (access mode) and of the pool, refreshed on a short period, and the load balancer may send the
- * next snippet to either.
+ * (access mode) and of the pool, updated when the controller or an owner announces a change (Redis
+ * pub/sub), and the load balancer may send the next snippet to either.
  */
 async function everyReplicaRoutes(o: DemoEscrowOptions): Promise<boolean> {
   for (const url of o.replicaUrls) {
