@@ -71,22 +71,43 @@ async function newSubscriber(): Promise<Redis> {
   return subscriber;
 }
 
+/** Starts a source on a fresh subscriber; `options` override the periods. */
+async function startSource(
+  options: {
+    keys?: ReturnType<typeof countingKeys>;
+    refreshEveryMs?: number;
+    unsubscribedRefreshEveryMs?: number;
+  } = {},
+): Promise<{ source: SettingsSource; sub: Redis }> {
+  const sub = await newSubscriber();
+  const started = new SettingsSource({
+    database: db,
+    config,
+    subscriber: sub,
+    channel: channel(),
+    ...options,
+  });
+  source = started;
+  await started.start();
+  return { source: started, sub };
+}
+
+/** Closes the subscriber's connection (no reconnect until connect()). */
+async function dropSubscription(sub: Redis): Promise<void> {
+  const closed = once(sub, 'end');
+  sub.disconnect(false);
+  await closed;
+}
+
 describe('SettingsSource', () => {
   it('reads when a change is announced, and not every second while subscribed', async () => {
     const keys = countingKeys();
-    source = new SettingsSource({
-      database: db,
-      config,
-      keys,
-      subscriber: await newSubscriber(),
-      channel: channel(),
-    });
-    await source.start();
+    const { source } = await startSource({ keys });
     expect(source.refreshEveryMs).toBe(SETTINGS_SAFETY_REREAD_MS);
     await expect.poll(() => keys.reads).toBeGreaterThanOrEqual(1);
     const afterStart = keys.reads;
     const revision = await changeSettings();
-    await expect.poll(() => source!.current.revision).toBe(revision);
+    await expect.poll(() => source.current.revision).toBe(revision);
     expect(source.current.defaultMaxTokens).toBeGreaterThan(100);
     expect(keys.reads).toBe(afterStart + 1);
     // A fixed one-second period would have read twice more by now; the safety period is 30 s.
@@ -94,61 +115,39 @@ describe('SettingsSource', () => {
     expect(keys.reads).toBe(afterStart + 1);
   });
 
-  it('reads what changed while unsubscribed once the subscription is back, polling each second meanwhile', async () => {
-    const keys = countingKeys();
-    const sub = await newSubscriber();
+  it('reads what changed while unsubscribed once the subscription is back, reading faster meanwhile', async () => {
     // Both periods far beyond the test: only the read on resubscribing can see the change.
-    source = new SettingsSource({
-      database: db,
-      config,
-      keys,
-      subscriber: sub,
-      channel: channel(),
+    const { source, sub } = await startSource({
       refreshEveryMs: 600_000,
       unsubscribedRefreshEveryMs: 500_000,
     });
-    await source.start();
     expect(source.refreshEveryMs).toBe(600_000);
-    const closed = new Promise((r) => sub.once('end', r));
-    sub.disconnect(false);
-    await closed;
+    await dropSubscription(sub);
     expect(source.refreshEveryMs).toBe(500_000);
     // Published while no replica connection listens: the message is lost.
     const revision = await changeSettings();
     await new Promise((r) => setTimeout(r, 200));
     expect(source.current.revision).not.toBe(revision);
     await sub.connect();
-    await expect.poll(() => source!.current.revision).toBe(revision);
-    await expect.poll(() => source!.refreshEveryMs).toBe(600_000);
+    await expect.poll(() => source.current.revision).toBe(revision);
+    await expect.poll(() => source.refreshEveryMs).toBe(600_000);
     // Subscribed again: the next announced change arrives by message.
     const next = await changeSettings();
-    await expect.poll(() => source!.current.revision).toBe(next);
+    await expect.poll(() => source.current.revision).toBe(next);
   });
 
   it('defaults to a one-second read while the subscription is down', async () => {
-    const sub = await newSubscriber();
-    source = new SettingsSource({ database: db, config, subscriber: sub, channel: channel() });
-    await source.start();
-    const closed = new Promise((r) => sub.once('end', r));
-    sub.disconnect(false);
-    await closed;
+    const { source, sub } = await startSource();
+    await dropSubscription(sub);
     expect(source.refreshEveryMs).toBe(SETTINGS_UNSUBSCRIBED_REREAD_MS);
     // The one-second read sees an unannounced change without the subscription.
     const revision = await changeSettings(false);
-    await expect.poll(() => source!.current.revision, { timeout: 10_000 }).toBe(revision);
+    await expect.poll(() => source.current.revision, { timeout: 10_000 }).toBe(revision);
   });
 
   it('gives a message that arrives during a read a read that starts after it', async () => {
     const keys = countingKeys();
-    source = new SettingsSource({
-      database: db,
-      config,
-      keys,
-      subscriber: await newSubscriber(),
-      channel: channel(),
-      refreshEveryMs: 600_000,
-    });
-    await source.start();
+    const { source } = await startSource({ keys, refreshEveryMs: 600_000 });
     await expect.poll(() => keys.reads).toBeGreaterThanOrEqual(1);
     let release!: () => void;
     keys.hold = new Promise<void>((r) => {
@@ -164,7 +163,7 @@ describe('SettingsSource', () => {
     await new Promise((r) => setTimeout(r, 300));
     keys.hold = undefined;
     release();
-    await expect.poll(() => source!.current.revision).toBe(revision);
+    await expect.poll(() => source.current.revision).toBe(revision);
     expect(keys.reads).toBe(before + 2);
   });
 });
