@@ -115,6 +115,19 @@ describe('SettingsSource', () => {
     expect(keys.reads).toBe(afterStart + 1);
   });
 
+  it('makes one read at start while its subscriber is still connecting', async () => {
+    const keys = countingKeys();
+    const sub = redis.redis.duplicate({ enableReadyCheck: false });
+    expect(sub.status).not.toBe('ready');
+    source = new SettingsSource({ database: db, config, keys, subscriber: sub, channel: channel() });
+    await source.start();
+    expect(keys.reads).toBe(1);
+    // The connection's first 'ready' came during start: it does not add a second read.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(keys.reads).toBe(1);
+    expect(source.refreshEveryMs).toBe(SETTINGS_SAFETY_REREAD_MS);
+  });
+
   it('reads what changed while unsubscribed once the subscription is back, reading faster meanwhile', async () => {
     // Both periods far beyond the test: only the read on resubscribing can see the change.
     const { source, sub } = await startSource({

@@ -88,6 +88,7 @@ export class SettingsSource {
   #queued: Promise<void> | undefined;
   /** Whether the SUBSCRIBE is acknowledged on the current connection (messages can arrive). */
   #subscribed = false;
+  #subscribePending = false;
   #stopped = false;
   readonly #onMessage = (channel: string): void => {
     if (channel === this.#o.channel) void this.#readAfterNow().catch(this.#reportError);
@@ -99,7 +100,11 @@ export class SettingsSource {
     this.#schedule();
   };
   /** Connected again (ioredis resubscribes): subscribe, then read what changed meanwhile. */
-  readonly #onReady = (): void => void this.#subscribeThenRead();
+  readonly #onReady = (): void => {
+    // A SUBSCRIBE still waiting is answered on this connection and its read follows: nothing to add
+    // (at start this is the connection's first 'ready').
+    if (!this.#subscribePending) void this.#subscribeThenRead();
+  };
   readonly #reportError = (error: Error): void => this.#o.onError?.(error);
 
   constructor(options: SettingsSourceOptions) {
@@ -174,11 +179,14 @@ export class SettingsSource {
   async #subscribeThenRead(): Promise<void> {
     const sub = this.#o.subscriber;
     if (!sub || this.#stopped) return;
+    this.#subscribePending = true;
     try {
       await sub.subscribe(this.#o.channel);
       this.#subscribed = sub.status === 'ready';
     } catch (error) {
       this.#reportError(error as Error);
+    } finally {
+      this.#subscribePending = false;
     }
     await this.#readAfterNow().catch(this.#reportError);
     // Subscribed now: the next planned read moves to the safety period (or stays at one second).
