@@ -116,6 +116,23 @@ describe('fleet-wide admission (one Lua script per request)', () => {
       b.stop();
     });
 
+    it('a settle can also raise the tpm window: the tokens used exceed the admission charge', async () => {
+      // ⌈bytes / 4⌉ undercounts text of 3-byte UTF-8 characters (about a token each), so a request
+      // can use more tokens than it was charged. Its settle then narrows the window: why a settle is
+      // sent when the request ends and never deferred (chat-routes.ts, closing commands).
+      const { a, b } = fleet('tpm-raise', { maxConcurrent: 0, maxInputTokens: 0 });
+      expect((await a.admit('u1', 1, key({ tpm: 100, tpmCharge: 60 }))).admitted).toBe(true);
+      await a.settle('u1', key(), 0n, 90);
+      // 60 + 20 would have fit before the settle; 90 + 20 does not.
+      expect(await b.admit('u2', 1, key({ tpm: 100, tpmCharge: 20 }))).toMatchObject({
+        admitted: false,
+        reason: 'tpm',
+      });
+      expect((await b.admit('u3', 1, key({ tpm: 100, tpmCharge: 10 }))).admitted).toBe(true);
+      a.stop();
+      b.stop();
+    });
+
     it('max_concurrent per key frees on release', async () => {
       const { a, b } = fleet('kconc', { maxConcurrent: 0, maxInputTokens: 0 });
       expect((await a.admit('c1', 1, key({ maxConcurrent: 1 }))).admitted).toBe(true);

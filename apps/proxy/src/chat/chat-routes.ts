@@ -294,6 +294,17 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     // process more than the commands): the admission release — the answer has been handed to the
     // socket, nothing of the request runs here any more; the close listener only covers requests
     // that end another way — the budget settle and the usage event.
+    // They leave now. They are NOT held back to ride in the next admission's write, although that
+    // would save one Redis write per request at c=1. A replica that crashes would lose held
+    // commands, and two of these carry money. The usage event is the only record of the key a
+    // served inference belongs to: Postgres has the nonce and its cost but not the key, so the
+    // escrow reconciliation could only list it as unrecorded. The settle is the only charge to
+    // the key's spend counter: a reservation nobody settles expires without being charged. Nor
+    // does a held settle only over-count while it waits. The tokens used can exceed the tpm
+    // charge (⌈bytes / 4⌉ undercounts 3-byte characters), and the cost can exceed the budget
+    // reservation (it is 0 while no price for the model is known). So the settle can raise what
+    // the next admission sees. Holding the release alone would be safe (it only frees), but it
+    // would save no write. See docs/performance.md, "Holding the closing commands".
     inOneWrite(o.redis, () => {
       if (ticket !== undefined) void o.admission.release(ticket).catch(() => undefined);
       settleBudget(cost?.cost ?? 0n, (outcome.inputTokens ?? inputTokens) + outcome.outputTokens);
