@@ -70,7 +70,8 @@ export class HostExchange {
       this.#rejectOpened = reject;
     });
     this.#timer = setTimeout(
-      () => this.#stop(new HostTransportError(HostErrorCode.Timeout, `${what}: no answer in ${timeoutMs} ms`)),
+      () =>
+        this.#stop(new HostTransportError(HostErrorCode.Timeout, `${what}: no answer in ${timeoutMs} ms`)),
       timeoutMs,
     );
     // A stream nobody reads must not keep the process alive for 30 minutes.
@@ -94,7 +95,11 @@ export class HostExchange {
     statusCode: number,
     headers: Record<string, string | string[] | undefined>,
   ): void {
-    this.receiveHead(statusCode, headerText(headers['content-type']), headerText(headers['x-devshard-error']));
+    this.receiveHead(
+      statusCode,
+      headerText(headers['content-type']),
+      headerText(headers['x-devshard-error']),
+    );
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -145,7 +150,9 @@ export class HostExchange {
       // The rest is not read: the status is what the caller needs.
       if (this.#errorBytes >= MAX_ERROR_BODY_BYTES) {
         this.#rejectWithStatus();
-        this.#source?.abort(new HostTransportError(HostErrorCode.Aborted, `${this.what}: error body skipped`));
+        this.#source?.abort(
+          new HostTransportError(HostErrorCode.Aborted, `${this.what}: error body skipped`),
+        );
       }
     }
   }

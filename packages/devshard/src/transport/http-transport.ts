@@ -252,7 +252,12 @@ export class HttpHostTransport implements HostTransport {
     const exchange = new HostExchange(`chat ${request.nonce}`, 'chat/completions', timeoutMs, options.signal);
     this.#send(target, escrowId, 'POST', headers, body, exchange);
     await exchange.opened;
-    return new HttpChatStream(exchange, request.payload !== undefined, this.#maxLineBytes, this.#maxBodyBytes);
+    return new HttpChatStream(
+      exchange,
+      request.payload !== undefined,
+      this.#maxLineBytes,
+      this.#maxBodyBytes,
+    );
   }
 
   async verifyTimeout(
