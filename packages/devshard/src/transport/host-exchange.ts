@@ -164,7 +164,7 @@ export class HostExchange {
       this.#release();
       this.#notify();
     } else if (this.#phase === 'head') {
-      // An answer without a head cannot end cleanly; undici reports it as an error first.
+      // A source that ends before any final status: a broken answer, not an empty success.
       this.receiveError(new Error('answer ended before its status'));
     }
   }
