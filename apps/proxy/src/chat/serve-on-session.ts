@@ -1,7 +1,6 @@
 // One chat request served on an escrow this replica owns (architecture §5): the session takes the
 // next nonce for the exact body bytes and streams the host's OpenAI chunks; they reach the client as
-// they arrive (Nagle off, no compression; the frames of one host read leave in one write) and
-// protocol events stay here. A host
+// they arrive (Nagle off, no compression, one write per event) and protocol events stay here. A host
 // that fails before the first byte reached the client is retried on the next pick with a new nonce
 // (bounded); after that, an error is one `data: {"error":…}` frame. A client that leaves only stops
 // the chunks: handlers.signal lets the session finish its money work (receipt, Finish) on its own.
@@ -69,8 +68,6 @@ export async function serveOnSession(
   const hardFailed = new Set<bigint>();
   const nonces: bigint[] = [];
   let out: Readable | undefined;
-  /** Frames of the host read being handled, `line, SEP, line, SEP…`, written together (flush). */
-  let pending: Buffer[] = [];
   let ttftMs: number | undefined;
   let upstreamMs = 0;
   let outputTokens = 0;
@@ -100,20 +97,6 @@ export async function serveOnSession(
       })
       .send(out);
     return out;
-  };
-  // One push, hence one socket write, for the frames of one host read: the session hands them over
-  // synchronously, and the flush runs once it is done with them (next tick, before any I/O), so no
-  // frame waits for a later one. A write per frame cost a syscall each (~40–100 µs of kernel time on
-  // this VM, issue 10): a 64-token answer from a fast host came in 66 writes.
-  const flush = () => {
-    if (pending.length === 0) return;
-    const bytes = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
-    pending = [];
-    open().push(bytes);
-  };
-  const queueFrame = (frame: Buffer) => {
-    if (pending.length === 0) process.nextTick(flush);
-    pending.push(frame);
   };
 
   for (let attempt = 0; attempt < input.maxAttempts; attempt++) {
@@ -156,16 +139,14 @@ export async function serveOnSession(
               return;
             }
             count(streamChunkUsage(line));
-            queueFrame(Buffer.from(line.buffer, line.byteOffset, line.byteLength));
-            pending.push(SEP);
+            open().push(Buffer.concat([line, SEP]));
           },
           onDone: () => {
-            if (input.stream) queueFrame(DONE);
+            if (input.stream) open().push(DONE);
           },
         },
       );
     } catch (error) {
-      flush(); // what reached us is the client's, before any decision below
       upstreamMs += performance.now() - t0;
       lastError = error;
       tried.add(pick.escrowId);
@@ -173,7 +154,6 @@ export async function serveOnSession(
       if (client.signal.aborted || !mapFailure(error).tryNextEscrow) break;
       continue;
     }
-    flush();
     upstreamMs += performance.now() - t0;
     tried.add(pick.escrowId);
     nonces.push(result.nonce);
