@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PrivateKey } from '@gonka-gateway/chain';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   decodeInferenceRequest,
@@ -330,5 +331,156 @@ describe('HttpHostTransport JSON routes (§4.2, §4.3)', () => {
     handler = sse([receiptLine(1n)]);
     await collect(await t.chat(target(), '42', { diffs: [], nonce: 1n }));
     expect(sockets.size).toBe(before);
+  });
+});
+
+describe('HttpHostTransport on the dispatcher: edges of a read (§4.4, §4.5)', () => {
+  it('cancel() mid-body stops the read with `aborted`, and the transport goes on working', async () => {
+    handler = sse([receiptLine(1n, { receipt: true }), 'data: {"choices":[]}\n\n'], { end: false });
+    const t = transport();
+    const s = await t.chat(target(), '42', { diffs: [], nonce: 1n, payload });
+    const got: string[] = [];
+    const e = await failure(
+      (async () => {
+        for await (const ev of s) {
+          got.push(ev.type);
+          if (ev.type === 'chunk') s.cancel(); // what ClientWatch does when the tail runs out
+        }
+      })(),
+    );
+    expect(got).toEqual(['receipt', 'chunk']);
+    expect(e.code).toBe(HostErrorCode.Aborted);
+    handler = sse([receiptLine(2n)]);
+    expect(
+      (await collect(await t.chat(target(), '42', { diffs: [], nonce: 2n }))).map((x) => x.type),
+    ).toEqual(['receipt']);
+  });
+
+  it('a caller signal aborted before the call fails it with `aborted`', async () => {
+    handler = sse([receiptLine(1n)]);
+    const e = await failure(
+      transport().chat(target(), '42', { diffs: [], nonce: 1n }, { signal: AbortSignal.abort() }),
+    );
+    expect(e.code).toBe(HostErrorCode.Aborted);
+  });
+
+  it('a host closing mid-stream is a truncation; what arrived before still reaches the reader', async () => {
+    const cut =
+      (pieces: string[]): Handler =>
+      async (req, res, body) => {
+        await sse(pieces, { end: false })(req, res, body);
+        res.socket?.destroy();
+      };
+    handler = cut([receiptLine(1n, { receipt: true }), 'data: {"choices":[]}\n\n']);
+    const got: string[] = [];
+    let e = await failure(
+      (async () => {
+        for await (const ev of await transport().chat(target(), '42', { diffs: [], nonce: 1n, payload }))
+          got.push(ev.type);
+      })(),
+    );
+    expect(e.code).toBe(HostErrorCode.TruncatedExecution);
+    expect(got).toEqual(['receipt', 'chunk']);
+
+    handler = cut(['data: {"choices":[]}\n\n']);
+    e = await failure(collect(await transport().chat(target(), '42', { diffs: [], nonce: 1n, payload })));
+    expect(e.code).toBe(HostErrorCode.Truncated);
+  });
+
+  it('deadlines: the transport timer before the head is `timeout`; undici headers and idle-body timeouts', async () => {
+    const silent: Handler = () => new Promise<void>(() => {}); // never answers
+    handler = silent;
+    let e = await failure(
+      transport({ timeouts: { protocolMs: 100 } }).chat(target(), '42', { diffs: [], nonce: 1n }),
+    );
+    expect(e.code).toBe(HostErrorCode.Timeout);
+
+    // The dispatcher's own headers timeout: no HTTP answer, a network failure as with request().
+    e = await failure(
+      transport({ dispatcher: new Agent({ headersTimeout: 100 }) }).chat(target(), '42', {
+        diffs: [],
+        nonce: 1n,
+      }),
+    );
+    expect(e.code).toBe(HostErrorCode.Network);
+
+    // An idle body after the receipt of a payload send: the execution was cut.
+    handler = sse([receiptLine(1n, { receipt: true })], { end: false });
+    const idle = transport({ dispatcher: new Agent({ bodyTimeout: 100 }) });
+    e = await failure(collect(await idle.chat(target(), '42', { diffs: [], nonce: 1n, payload })));
+    expect(e.code).toBe(HostErrorCode.TruncatedExecution);
+  });
+
+  it('pauses the host while the reader lags and resumes it when the reader takes the chunks', async () => {
+    const lines = 4000;
+    const line = (i: number) =>
+      `data: {"choices":[{"delta":{"content":"${String(i).padStart(200, '.')}"}}]}\n\n`;
+    handler = async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(receiptLine(1n));
+      for (let i = 0; i < lines; i++) {
+        if (!res.write(line(i))) await once(res, 'drain');
+      }
+      res.end('data: [DONE]\n\n');
+    };
+    // Records what the transport asks of undici's controller.
+    const calls: string[] = [];
+    const recording = new Agent().compose(
+      (dispatch) => (opts, h) =>
+        dispatch(opts, {
+          ...h,
+          onRequestStart: (controller, context) =>
+            h.onRequestStart?.(
+              {
+                get aborted() {
+                  return controller.aborted;
+                },
+                get paused() {
+                  return controller.paused;
+                },
+                get reason() {
+                  return controller.reason;
+                },
+                abort: (reason) => controller.abort(reason),
+                pause: () => {
+                  calls.push('pause');
+                  controller.pause();
+                },
+                resume: () => {
+                  calls.push('resume');
+                  controller.resume();
+                },
+              },
+              context,
+            ),
+          onResponseStart: (c, ...rest) => h.onResponseStart?.(c, ...rest),
+          onResponseData: (c, chunk) => h.onResponseData?.(c, chunk),
+          onResponseEnd: (c, trailers) => h.onResponseEnd?.(c, trailers),
+          onResponseError: (c, error) => h.onResponseError?.(c, error),
+        }),
+    );
+    const s = await transport({ dispatcher: recording }).chat(target(), '42', { diffs: [], nonce: 1n });
+    // Not read until the transport has held the host back (the test's timeout bounds the wait).
+    while (!calls.includes('pause')) await new Promise((r) => setTimeout(r, 5));
+    const events = await collect(s);
+    expect(calls).toContain('resume');
+    expect(events.length).toBe(lines + 2);
+    expect(events[0]!.type).toBe('receipt');
+    expect(events.at(-1)!.type).toBe('done');
+    const chunks = events.slice(1, -1) as Extract<ChatEvent, { type: 'chunk' }>[];
+    expect(chunks.map((c) => dec.decode(c.line))).toEqual(chunks.map((_c, i) => line(i).slice(0, -2)));
+  });
+
+  it('reads through a fetch as well (same events, same errors)', async () => {
+    handler = sse([receiptLine(1n, { receipt: true }), 'data: {"choices":[]}\n\n', 'data: [DONE]\n\n']);
+    const viaFetch = transport({ fetch });
+    const events = await collect(await viaFetch.chat(target(), '42', { diffs: [], nonce: 1n, payload }));
+    expect(events.map((e) => e.type)).toEqual(['receipt', 'chunk', 'done']);
+    handler = (_q, res) => {
+      res.writeHead(503, { 'x-devshard-error': 'initializing' });
+      res.end('later');
+    };
+    const e = await failure(viaFetch.getMempool(target(), '42'));
+    expect(e).toMatchObject({ code: HostErrorCode.Unavailable, hostError: 'initializing', status: 503 });
   });
 });

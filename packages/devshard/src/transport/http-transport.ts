@@ -1,18 +1,19 @@
-// HostTransport over HTTP with undici's `request` on a keep-alive connection pool (one Agent per
-// transport; bodies streamed as they arrive). `request` skips fetch's WHATWG layers (Request,
-// Headers, web streams), which cost 1.3–1.6 ms of CPU per host call (issue 10). Signed POSTs carry X-Devshard-Signature (lowercase hex of the creator's
+// HostTransport over HTTP with undici's dispatcher API on a keep-alive connection pool (one Agent per
+// transport; bodies read as they arrive, host-exchange.ts). It skips fetch's WHATWG layers (Request,
+// Headers, web streams: 1.3–1.6 ms of CPU per host call) and `request`'s Readable body, async
+// iterator and AbortSignal (~330 µs per proxied request; issue 10). Signed POSTs carry X-Devshard-Signature (lowercase hex of the creator's
 // signature over sha256(escrow_id ‖ body ‖ u64be(unix s))) and X-Devshard-Timestamp (§2.4, §4.1);
 // GETs are unsigned. Deadlines are those of the reference gateway (§4.5), each configurable.
 import type { PrivateKey } from '@gonka-gateway/chain';
-import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { InferenceRequestWire } from '../json/wire.js';
 import { decodeLegacyResponse, decodeSignaturesResponse, encodeInferenceRequest } from '../json/wire.js';
 import type { DecodedTx } from '../proto/devshard-tx.js';
 import { decodeTx } from '../proto/devshard-tx.js';
 import { signRequest } from '../signing/request.js';
-import { type CallScope, callScope } from './call-scope.js';
 import { ChatStreamEnd, classifyLine } from './chat-events.js';
-import { HostErrorCode, HostTransportError, hostStatusError } from './errors.js';
+import { HostErrorCode, HostTransportError } from './errors.js';
+import { fetchInto, HostExchange, readWholeBody } from './host-exchange.js';
 import {
   decodeDiffRecords,
   decodeMempoolResponse,
@@ -58,14 +59,13 @@ export const DEFAULT_TRANSPORT_TIMEOUTS: TransportTimeouts = Object.freeze({
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 /** Non-stream JSON answers (legacy chat response, GET diffs…). */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 export interface HttpHostTransportOptions {
   /** The escrow creator's key: hosts accept chat only from it (§4.1, 403 otherwise). */
   readonly signer: PrivateKey;
   /** Unix seconds for X-Devshard-Timestamp (hosts allow ±30 s). Default: the system clock. */
   readonly nowSeconds?: () => bigint;
-  /** A fetch to send through instead of undici's `request` (tests, proxies). */
+  /** A fetch to send through instead of the undici dispatcher (tests, proxies). */
   readonly fetch?: typeof fetch;
   /** The undici dispatcher (default: an Agent of this transport, keep-alive, no connection cap). */
   readonly dispatcher?: Dispatcher;
@@ -81,75 +81,22 @@ export function devshardBaseUrl(inferenceUrl: string, version: string): string {
 
 const systemSeconds = () => BigInt(Math.floor(Date.now() / 1000));
 
-/** What the transport reads of an HTTP answer, from undici's `request` or from a fetch Response. */
-interface HostResponse {
-  readonly status: number;
-  header(name: string): string | undefined;
-  readonly body: AsyncIterable<Uint8Array> | null;
-}
-
-function fromFetch(res: Response): HostResponse {
-  return { status: res.status, header: (name) => res.headers.get(name) ?? undefined, body: res.body };
-}
-
-function fromUndici(res: Dispatcher.ResponseData): HostResponse {
-  return {
-    status: res.statusCode,
-    header(name) {
-      const v = res.headers[name];
-      return Array.isArray(v) ? v.join(', ') : v;
-    },
-    body: res.body,
-  };
-}
-
-async function readBounded(body: AsyncIterable<Uint8Array> | null, max: number): Promise<Uint8Array> {
-  if (!body) return new Uint8Array(0);
-  const parts: Uint8Array[] = [];
-  let length = 0;
-  for await (const chunk of body) {
-    length += chunk.length;
-    if (length > max) throw new HostTransportError(HostErrorCode.BodyTooLarge, `body exceeds ${max} bytes`);
-    parts.push(chunk);
-  }
-  return Buffer.concat(parts, length);
-}
-
-/** At most `max` bytes of an error body; the rest is discarded (it reaches logs, not the user). */
-async function readErrorText(res: HostResponse): Promise<string> {
-  if (!res.body) return '';
-  const parts: Uint8Array[] = [];
-  let length = 0;
-  try {
-    for await (const chunk of res.body) {
-      parts.push(chunk);
-      length += chunk.length;
-      if (length >= MAX_ERROR_BODY_BYTES) break;
-    }
-  } catch {
-    // A broken error body still leaves the status to report.
-  }
-  return Buffer.concat(parts, length).subarray(0, MAX_ERROR_BODY_BYTES).toString('utf8');
-}
-
-function isEventStream(res: HostResponse): boolean {
-  return (res.header('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+function isEventStream(exchange: HostExchange): boolean {
+  return exchange.contentType.startsWith('text/event-stream');
 }
 
 class HttpChatStream implements ChatStream {
   #used = false;
 
   constructor(
-    private readonly res: HostResponse,
-    private readonly scope: CallScope,
+    private readonly exchange: HostExchange,
     private readonly payloadSent: boolean,
     private readonly maxLineBytes: number,
     private readonly maxBodyBytes: number,
   ) {}
 
   cancel(): void {
-    this.scope.cancel('stream cancelled');
-    this.scope.dispose();
+    this.exchange.cancel('stream cancelled');
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ChatEvent, void, undefined> {
@@ -159,24 +106,33 @@ class HttpChatStream implements ChatStream {
   async *eventBatches(): AsyncGenerator<readonly ChatEvent[], void, undefined> {
     if (this.#used) throw new Error('a chat stream can be read once');
     this.#used = true;
+    const exchange = this.exchange;
     let finished = false;
     let sawReceipt = false;
     try {
-      if (isEventStream(this.res)) {
-        // chatEvents(readLines(body)) in one loop: the lines of a received chunk and their events
-        // are taken synchronously (sse-lines.ts), and handed over together.
+      if (isEventStream(exchange)) {
+        // The lines of the chunks received since the last step and their events are taken
+        // synchronously (sse-lines.ts), and handed over together: one async step per wake-up.
         const lines = new LineSplitter(this.maxLineBytes);
         const end = new ChatStreamEnd(this.payloadSent);
-        for await (const chunk of this.res.body ?? emptyBody()) {
-          lines.feed(chunk);
+        for (;;) {
+          const chunks = exchange.take();
+          if (chunks === undefined) {
+            if (exchange.settled() === 'ended') break;
+            await exchange.wait();
+            continue;
+          }
           const batch: ChatEvent[] = [];
           let failure: { error: unknown } | undefined;
           try {
-            for (let line = lines.next(); line !== undefined; line = lines.next()) {
-              const event = classifyLine(line);
-              if (event === undefined) continue;
-              end.see(event);
-              batch.push(event);
+            for (const chunk of chunks) {
+              lines.feed(chunk);
+              for (let line = lines.next(); line !== undefined; line = lines.next()) {
+                const event = classifyLine(line);
+                if (event === undefined) continue;
+                end.see(event);
+                batch.push(event);
+              }
             }
           } catch (error) {
             failure = { error };
@@ -196,7 +152,7 @@ class HttpChatStream implements ChatStream {
         end.check();
       } else {
         // Legacy non-SSE answer (§4.3): one JSON object, mempool inside.
-        const text = Buffer.from(await readBounded(this.res.body, this.maxBodyBytes)).toString('utf8');
+        const text = (await readWholeBody(exchange, this.maxBodyBytes)).toString('utf8');
         let receipt: ReturnType<typeof decodeLegacyResponse>;
         try {
           receipt = decodeLegacyResponse(text);
@@ -215,24 +171,24 @@ class HttpChatStream implements ChatStream {
       }
       finished = true;
     } catch (error) {
-      const failure = this.scope.signal.aborted
-        ? this.scope.failure(error, 'chat stream')
-        : (brokenStreamFailure(error, sawReceipt && this.payloadSent) ??
-          this.scope.failure(error, 'chat stream'));
-      this.scope.cancel('stream failed');
+      const failure =
+        exchange.stoppedBy ??
+        brokenStreamFailure(error, sawReceipt && this.payloadSent) ??
+        exchange.failureOf(error, 'chat stream');
+      exchange.cancel('stream failed');
       throw failure;
     } finally {
       // A consumer that stops early (break) cancels the body; a finished one keeps the connection.
-      if (!finished) this.scope.cancel('stream left early');
-      this.scope.dispose();
+      if (!finished) exchange.cancel('stream left early');
     }
   }
 }
 
 /**
- * A connection that breaks while the body is read (undici: `TypeError: terminated`) is a truncated
- * stream, like a clean EOF before [DONE] (§4.4): after a receipt on a payload send the execution was
- * cut, which is not retryable (the executor may still finish and bill it).
+ * A connection that breaks while the body is read (undici: `other side closed`, `terminated`, an idle
+ * body timeout) is a truncated stream, like a clean EOF before [DONE] (§4.4): after a receipt on a
+ * payload send the execution was cut, which is not retryable (the executor may still finish and
+ * bill it).
  */
 function brokenStreamFailure(error: unknown, afterReceipt: boolean): HostTransportError | undefined {
   if (error instanceof HostTransportError) return undefined;
@@ -248,7 +204,14 @@ function brokenStreamFailure(error: unknown, afterReceipt: boolean): HostTranspo
     : new HostTransportError(HostErrorCode.Truncated, `chat stream cut: ${message}`, { cause: error });
 }
 
-async function* emptyBody(): AsyncGenerator<Uint8Array, void, undefined> {}
+/** Where the requests of one `baseUrl` go: undici's origin and the path prefix. */
+interface HostEndpoint {
+  readonly origin: string;
+  readonly pathPrefix: string;
+}
+
+/** Hosts of the groups one process serves; past it the parsed URLs are dropped and parsed again. */
+const MAX_ENDPOINTS = 1024;
 
 export class HttpHostTransport implements HostTransport {
   readonly #signer: PrivateKey;
@@ -258,6 +221,7 @@ export class HttpHostTransport implements HostTransport {
   readonly #timeouts: TransportTimeouts;
   readonly #maxLineBytes: number;
   readonly #maxBodyBytes: number;
+  readonly #endpoints = new Map<string, HostEndpoint>();
 
   constructor(options: HttpHostTransportOptions) {
     this.#signer = options.signer;
@@ -284,11 +248,12 @@ export class HttpHostTransport implements HostTransport {
           ? this.#timeouts.catchUpMs
           : this.#timeouts.protocolMs);
     const body = Buffer.from(encodeInferenceRequest(request), 'utf8');
-    const scope = callScope(`chat ${request.nonce}`, timeoutMs, options.signal);
-    const res = await this.#post(target, escrowId, 'chat/completions', body, scope);
+    const headers = this.#signedHeaders(escrowId, body);
+    const exchange = new HostExchange(`chat ${request.nonce}`, 'chat/completions', timeoutMs, options.signal);
+    this.#send(target, escrowId, 'POST', headers, body, exchange);
+    await exchange.opened;
     return new HttpChatStream(
-      res,
-      scope,
+      exchange,
       request.payload !== undefined,
       this.#maxLineBytes,
       this.#maxBodyBytes,
@@ -302,18 +267,16 @@ export class HttpHostTransport implements HostTransport {
     options: CallOptions = {},
   ): Promise<VerifyTimeoutResponse> {
     const body = Buffer.from(encodeVerifyTimeoutRequest(request), 'utf8');
-    const scope = callScope(
+    const headers = this.#signedHeaders(escrowId, body);
+    const exchange = new HostExchange(
       `verify-timeout ${request.inferenceId}`,
+      'verify-timeout',
       options.timeoutMs ?? this.#timeouts.verifyTimeoutMs,
       options.signal,
     );
-    try {
-      const res = await this.#post(target, escrowId, 'verify-timeout', body, scope);
-      const text = await this.#text(res, scope);
-      return this.#decode(text, decodeVerifyTimeoutResponse, 'verify-timeout response');
-    } finally {
-      scope.dispose();
-    }
+    this.#send(target, escrowId, 'POST', headers, body, exchange);
+    const text = await this.#text(exchange);
+    return this.#decode(text, decodeVerifyTimeoutResponse, 'verify-timeout response');
   }
 
   async getSignatures(
@@ -343,80 +306,75 @@ export class HttpHostTransport implements HostTransport {
     return this.#decode(raw, (txs) => txs.map(decodeTx), 'mempool tx');
   }
 
-  #url(target: HostTarget, escrowId: string, route: string): string {
-    return `${target.baseUrl}/sessions/${encodeURIComponent(escrowId)}/${route}`;
+  /** `baseUrl` parsed once: the same hosts are called for every request of a session. */
+  #endpoint(baseUrl: string): HostEndpoint {
+    let endpoint = this.#endpoints.get(baseUrl);
+    if (endpoint === undefined) {
+      const url = new URL(baseUrl);
+      endpoint = { origin: url.origin, pathPrefix: url.pathname.replace(/\/+$/, '') };
+      if (this.#endpoints.size >= MAX_ENDPOINTS) this.#endpoints.clear();
+      this.#endpoints.set(baseUrl, endpoint);
+    }
+    return endpoint;
   }
 
-  async #post(
-    target: HostTarget,
-    escrowId: string,
-    route: string,
-    body: Uint8Array,
-    scope: CallScope,
-  ): Promise<HostResponse> {
+  /** The headers of a signed POST of `body` (§4.1). */
+  #signedHeaders(escrowId: string, body: Uint8Array): Record<string, string> {
     const timestamp = this.#now();
-    const headers = {
+    return {
       'content-type': 'application/json',
       // Compression would buffer the SSE stream on the way; request bodies are never compressed (§4.1).
       'accept-encoding': 'identity',
       'x-devshard-signature': signRequest(this.#signer, escrowId, body, timestamp),
       'x-devshard-timestamp': timestamp.toString(),
     };
-    return this.#send(this.#url(target, escrowId, route), { method: 'POST', headers, body }, scope, route);
   }
 
   async #get(target: HostTarget, escrowId: string, route: string, options: CallOptions): Promise<string> {
-    const scope = callScope(`GET ${route}`, options.timeoutMs ?? this.#timeouts.queryMs, options.signal);
+    const exchange = new HostExchange(
+      `GET ${route}`,
+      route,
+      options.timeoutMs ?? this.#timeouts.queryMs,
+      options.signal,
+    );
+    this.#send(target, escrowId, 'GET', { 'accept-encoding': 'identity' }, undefined, exchange);
+    return this.#text(exchange);
+  }
+
+  /**
+   * Starts the request; its answer, or why it could not start, arrives in `exchange` (the caller
+   * awaits `exchange.opened` next, so nothing here may throw past it).
+   */
+  #send(
+    target: HostTarget,
+    escrowId: string,
+    method: 'GET' | 'POST',
+    headers: Record<string, string>,
+    body: Uint8Array | undefined,
+    exchange: HostExchange,
+  ): void {
     try {
-      const res = await this.#send(
-        this.#url(target, escrowId, route),
-        { method: 'GET', headers: { 'accept-encoding': 'identity' } },
-        scope,
-        route,
-      );
-      return await this.#text(res, scope);
-    } finally {
-      scope.dispose();
+      const { origin, pathPrefix } = this.#endpoint(target.baseUrl);
+      const path = `${pathPrefix}/sessions/${encodeURIComponent(escrowId)}/${exchange.route}`;
+      if (this.#fetch) {
+        fetchInto(exchange, this.#fetch, origin + path, { method, headers, ...(body ? { body } : {}) });
+      } else {
+        // A dispatcher that refuses at once (closed, bad options) reports through onResponseError.
+        this.#dispatcher.dispatch({ origin, path, method, headers, body: body ?? null }, exchange);
+      }
+    } catch (error) {
+      exchange.receiveError(error); // e.g. a baseUrl that is no URL
     }
   }
 
-  async #send(
-    url: string,
-    init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: Uint8Array },
-    scope: CallScope,
-    what: string,
-  ): Promise<HostResponse> {
-    let res: HostResponse;
+  async #text(exchange: HostExchange): Promise<string> {
+    await exchange.opened;
     try {
-      res = this.#fetch
-        ? fromFetch(await this.#fetch(url, { ...init, signal: scope.signal }))
-        : fromUndici(
-            await undiciRequest(url, {
-              method: init.method,
-              headers: init.headers,
-              ...(init.body ? { body: init.body } : {}),
-              signal: scope.signal,
-              dispatcher: this.#dispatcher,
-            }),
-          );
+      return (await readWholeBody(exchange, this.#maxBodyBytes)).toString('utf8');
     } catch (error) {
-      const failure = scope.failure(error, what);
-      scope.dispose();
+      const failure = exchange.failureOf(error, 'response body');
+      exchange.cancel('body not read');
       throw failure;
-    }
-    if (res.status !== 200) {
-      const text = await readErrorText(res);
-      scope.dispose();
-      throw hostStatusError(what, res.status, res.header('x-devshard-error'), text);
-    }
-    return res;
-  }
-
-  async #text(res: HostResponse, scope: CallScope): Promise<string> {
-    try {
-      return Buffer.from(await readBounded(res.body, this.#maxBodyBytes)).toString('utf8');
-    } catch (error) {
-      throw scope.failure(error, 'response body');
     }
   }
 

@@ -46,8 +46,9 @@ export interface ChatStream extends AsyncIterable<ChatEvent> {
   cancel(): void;
   /**
    * Optional second way to read the same stream (either one, once): the events grouped as they
-   * arrived, one array per received body chunk, same order, same errors (the events before a
-   * failure in a chunk come first). A consumer then pays one async step per chunk, not per event.
+   * arrived, one array per read step (the body chunks received since the previous one), same order,
+   * same errors (the events before a failure come first). A consumer then pays one async step per
+   * read, not per event.
    */
   eventBatches?(): AsyncIterable<readonly ChatEvent[]>;
 }
