@@ -508,7 +508,7 @@ describe('after the headers are sent', () => {
     expect(JSON.parse(last.slice(6)).error).toMatchObject({ type: 'api_error', code: 'upstream_error' });
     expect(res.text).not.toContain('[DONE]');
     // The host's Finish bills bytes we never got: recorded `truncated` (issue 9 §2).
-    await expect.poll(() => verdicts('truncated')).toBe(truncated + 1);
+    await expect.poll(() => verdicts('truncated'), { timeout: 10_000, interval: 100 }).toBe(truncated + 1);
   });
 
   it('a Finish claiming the hash of other bytes counts a served-bytes mismatch (issue 9 §2)', async () => {
@@ -524,7 +524,7 @@ describe('after the headers are sent', () => {
     // The client got the true answer; only the Finish lies about it.
     expect(res.status).toBe(200);
     expect(res.text).toContain('data: [DONE]');
-    await expect.poll(() => verdicts('mismatch')).toBe(before + 1);
+    await expect.poll(() => verdicts('mismatch'), { timeout: 10_000, interval: 100 }).toBe(before + 1);
   });
 
   async function verdicts(verdict: string): Promise<number> {
