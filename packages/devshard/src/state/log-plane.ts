@@ -58,9 +58,11 @@ function checkConfirmFinishOrder(txs: readonly DevshardTx[]): void {
   let finishes: Map<bigint, bigint> | undefined;
   for (const tx of txs) {
     if (tx.kind === 'confirmStart' && tx.msg.observedBlockHash.length > 0) {
-      (confirms ??= new Map()).set(tx.msg.inferenceId, tx.msg.observedHeight);
+      confirms ??= new Map();
+      confirms.set(tx.msg.inferenceId, tx.msg.observedHeight);
     } else if (tx.kind === 'finishInference' && tx.msg.observedBlockHash.length > 0) {
-      (finishes ??= new Map()).set(tx.msg.inferenceId, tx.msg.observedHeight);
+      finishes ??= new Map();
+      finishes.set(tx.msg.inferenceId, tx.msg.observedHeight);
     }
   }
   if (confirms === undefined || finishes === undefined) return;

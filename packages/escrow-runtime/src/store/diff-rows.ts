@@ -5,8 +5,8 @@ import { readFields } from '@gonka-gateway/chain';
 import {
   type DevshardTx,
   decodeTx,
-  type EncodedTx,
   diffTxsBlob,
+  type EncodedTx,
   type PayloadWire,
   type WarmKeyBinding,
 } from '@gonka-gateway/devshard';
