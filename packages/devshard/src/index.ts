@@ -65,7 +65,7 @@ export {
   TX_FIELD_NUMBER,
   type TxKind,
 } from './proto/devshard-tx.js';
-export { type DecodedDiffTxs, decodeDiffTxs, encodeDiffContent } from './proto/diff-content.js';
+export { type DecodedDiffTxs, decodeDiffTxs, diffTxsBlob, encodeDiffContent } from './proto/diff-content.js';
 export { decodeHostStatsMap, encodeHostStatsMap } from './proto/host-stats-map.js';
 export {
   bitmapBytes,

@@ -2,7 +2,7 @@
 // as standard base64, uint64/int64 as bare JSON integers (exact: see lossless.ts), empty optional
 // fields are omitted as Go's `omitempty` does.
 import { DevshardError, DevshardErrorCode } from '../errors.js';
-import { decodeDiffTxs, encodeDiffContent } from '../proto/diff-content.js';
+import { decodeDiffTxs, diffTxsBlob } from '../proto/diff-content.js';
 import type { SignedDiff } from '../signing/diff.js';
 import { encodeBase64 } from './base64.js';
 import { asObject, bool, bytes, list, optBytes, optI64, optU64, str, u64 } from './fields.js';
@@ -77,7 +77,7 @@ export function diffToWire(diff: SignedDiff): DiffWire {
     wireOfDiff.get(diff) ??
     remember(wireOfDiff, diff, {
       nonce: diff.nonce,
-      txs: encodeDiffContent({ nonce: diff.nonce, txs: diff.txs }),
+      txs: diffTxsBlob(diff.nonce, diff.txs),
       userSig: diff.userSig,
       ...(diff.postStateRoot.length > 0 ? { postStateRoot: diff.postStateRoot } : {}),
     })

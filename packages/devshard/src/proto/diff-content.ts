@@ -23,6 +23,38 @@ export function encodeDiffContent(input: DiffContentInput): Uint8Array {
     .finish();
 }
 
+/**
+ * The DiffJSON `txs` blob (fields 1–2) of the last few diffs. A composed diff needs it three times
+ * (issue 10): as the head of its signature preimage (signing/diff.ts), in its write-ahead row
+ * (escrow-runtime's session_diffs.txs) and on the wire (json/wire.ts). Keyed by the txs list and
+ * checked against the nonce and every tx's byte array by identity, so a list changed since (or an
+ * equal list built anew) is encoded again; tx bytes are never written in place (§10.1 keeps them).
+ */
+const RECENT_BLOBS = 16;
+const blobOfTxs = new Map<
+  readonly EncodedTx[],
+  { readonly nonce: bigint; readonly txBytes: readonly Uint8Array[]; readonly blob: Uint8Array }
+>();
+
+/** `encodeDiffContent({ nonce, txs })`, remembered for the same txs (see blobOfTxs). */
+export function diffTxsBlob(nonce: bigint, txs: readonly EncodedTx[]): Uint8Array {
+  const hit = blobOfTxs.get(txs);
+  if (
+    hit !== undefined &&
+    hit.nonce === nonce &&
+    hit.txBytes.length === txs.length &&
+    hit.txBytes.every((b, i) => b === txs[i]!.bytes)
+  ) {
+    return hit.blob;
+  }
+  const blob = encodeDiffContent({ nonce, txs });
+  if (hit === undefined && blobOfTxs.size >= RECENT_BLOBS) {
+    blobOfTxs.delete(blobOfTxs.keys().next().value as readonly EncodedTx[]);
+  }
+  blobOfTxs.set(txs, { nonce, txBytes: txs.map((t) => t.bytes), blob });
+  return blob;
+}
+
 export interface DecodedDiffTxs {
   /** The nonce inside the blob. Go hosts ignore it and use DiffJSON.nonce. */
   readonly nonce: bigint;

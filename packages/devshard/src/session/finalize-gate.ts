@@ -14,6 +14,7 @@
 // dominant-hosts.ts) is listed as `unresolvable`: finalizing then bills its reservation, which the
 // owner must choose explicitly (`billUnresolved`), never by default.
 import { SessionPhase } from '../hash/root-formula.js';
+import { openRecordsOf } from '../state/live-records.js';
 import { type InferenceRecord, InferenceStatus, type SessionState } from '../state/types.js';
 import { recoverFromMempools } from './delivery.js';
 import { isDominant } from './dominant-hosts.js';
@@ -56,9 +57,7 @@ export class CompletionPendingError extends SessionError {
 
 /** Live records the drain would bill at their reservation. */
 export function openInferences(state: SessionState): InferenceRecord[] {
-  return [...state.inferences.values()]
-    .filter((r) => r.status === InferenceStatus.Pending || r.status === InferenceStatus.Started)
-    .sort((a, b) => (a.id < b.id ? -1 : 1));
+  return openRecordsOf(state.inferences);
 }
 
 /**

@@ -100,9 +100,10 @@ export class WriteBuffer {
         signatures: [...bySlot].map(([slotId, signature]) => ({ slotId, signature })),
       })),
     };
-    this.#pending = new Map();
-    this.#hosts = new Map();
-    this.#signatures = new Map();
+    // Cleared, not replaced: `writes` holds copies, and most takes find one or two maps empty.
+    this.#pending.clear();
+    this.#hosts.clear();
+    this.#signatures.clear();
     return writes;
   }
 

@@ -11,6 +11,7 @@ import { type SlotVote, TimeoutReason } from '../proto/tx-messages.js';
 import { timeoutVoteBytes } from '../signing/votes.js';
 import { txEnv } from '../state/apply-context.js';
 import { dedupKeys } from '../state/candidates.js';
+import { openRecordsOf } from '../state/live-records.js';
 import { type InferenceRecord, InferenceStatus } from '../state/types.js';
 import { verifyStyledSlotSignature } from '../state/vote-style.js';
 import { catchUp, diffsFor } from './delivery.js';
@@ -46,11 +47,11 @@ export function timeoutCandidates(ctx: SessionContext, now: bigint): Candidate[]
   const { config } = ctx.state;
   const skew = ctx.settings.timeoutSkewSeconds;
   const out: Candidate[] = [];
-  for (const record of ctx.state.inferences.values()) {
-    // Status first: nearly every live record is past Started (this pass runs every few seconds over
-    // all of them, issue 10), and for those no id, key string or map lookup is made.
+  // Only Pending and Started records can time out: nearly every live record is past Started, and
+  // this pass runs every few seconds, so it reads only the chunks of the live map holding open
+  // ones (openRecordsOf), not every live record (issue 10).
+  for (const record of openRecordsOf(ctx.state.inferences)) {
     const status = record.status;
-    if (status !== InferenceStatus.Pending && status !== InferenceStatus.Started) continue;
     const id = record.id;
     if ((ctx.timeoutRetryAt.get(id) ?? 0n) > now || ctx.pending.has(dedupKeys.timeout(id))) continue;
     if (

@@ -1,6 +1,7 @@
 import { PrivateKey, recoverAddress, sha256 } from '@gonka-gateway/chain';
 import { describe, expect, it } from 'vitest';
 import { stateSignatureDigest } from '../hash/root-formula.js';
+import { diffTxsBlob, encodeDiffContent } from '../proto/diff-content.js';
 import { newMsg } from '../proto/tx-builders.js';
 import { startTx } from '../testing/session-fixture.js';
 import { diffSigningBytes, recoverDiffSigner, signDiff } from './diff.js';
@@ -58,6 +59,22 @@ describe('signature recipes (§2.4)', () => {
     // post_state_root omitted when empty: field 4 absent.
     const bytes = diffSigningBytes('42', diff);
     expect(bytes.at(-4)).toBe(0x1a); // field 3, escrow id "42"
+  });
+
+  it('diff preimage = the remembered txs blob ‖ fields 3–4, the bytes of one full encoding', () => {
+    const txs = [startTx(9n), startTx(10n)];
+    for (const postStateRoot of [new Uint8Array(0), new Uint8Array(32).fill(5)]) {
+      const diff = { nonce: 9n, txs, postStateRoot };
+      const full = encodeDiffContent({ nonce: 9n, txs, escrowId: '42', postStateRoot });
+      expect(diffSigningBytes('42', diff)).toEqual(full);
+      expect(diffSigningBytes('42', diff)).toEqual(full); // the blob now comes from the memo
+    }
+    // The same list under another nonce, or changed since, is encoded anew.
+    expect(diffTxsBlob(10n, txs)).toEqual(encodeDiffContent({ nonce: 10n, txs }));
+    txs.push(startTx(11n));
+    expect(diffTxsBlob(10n, txs)).toEqual(encodeDiffContent({ nonce: 10n, txs }));
+    txs[0] = startTx(12n);
+    expect(diffTxsBlob(10n, txs)).toEqual(encodeDiffContent({ nonce: 10n, txs }));
   });
 
   it('request header: lowercase hex over a double SHA-256', () => {

@@ -62,9 +62,8 @@ export function txPriority(tx: DevshardTx): number {
 
 /** The pending queue sorted stably by priority, then this diff's own txs (Start, FinalizeRound, Timeout). */
 export function orderCandidates(pending: readonly EncodedTx[], extra: readonly EncodedTx[]): EncodedTx[] {
-  const sorted = pending
-    .map((tx, i) => ({ tx, i, p: txPriority(tx.tx) }))
-    .sort((a, b) => a.p - b.p || a.i - b.i)
-    .map((e) => e.tx);
-  return [...sorted, ...extra];
+  // Array.prototype.sort is stable (ES2019): equal priorities keep their queue order.
+  const ordered = pending.slice().sort((a, b) => txPriority(a.tx) - txPriority(b.tx));
+  for (const tx of extra) ordered.push(tx);
+  return ordered;
 }

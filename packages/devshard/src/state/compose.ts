@@ -4,7 +4,7 @@
 // a diff-level framing error aborts the composition; nothing is consumed, since state is immutable.
 // The caller signs DiffContent over exactly `diff.txs` (signing/diff.ts).
 import { DevshardError } from '../errors.js';
-import type { EncodedTx } from '../proto/devshard-tx.js';
+import type { DevshardTx, EncodedTx } from '../proto/devshard-tx.js';
 import type { UnsignedDiff } from '../signing/diff.js';
 import { type ApplyContext, txEnv } from './apply-context.js';
 import { applyTx } from './apply-tx.js';
@@ -51,13 +51,18 @@ export function composeDiff(
 
   let s: WorkingState = state;
   const applied: EncodedTx[] = [];
+  // The decoded txs of `applied`, then the candidate under test at the end (one list per diff
+  // rather than a copy per candidate: the log-plane checks read it, nothing keeps it).
+  const txs: DevshardTx[] = [];
   const dropped: DroppedTx[] = [];
   let logPlaneReject: DevshardError | undefined;
   for (const candidate of candidates) {
     const isStart = candidate.tx.kind === 'startInference';
+    txs.push(candidate.tx);
     try {
-      checkLogPlane(state, nonce, [...applied.map((a) => a.tx), candidate.tx], env);
+      checkLogPlane(state, nonce, txs, env);
     } catch (error) {
+      txs.pop();
       if (isStart || !(error instanceof DevshardError)) throw error;
       logPlaneReject = error;
       dropped.push({ tx: candidate, error });
@@ -67,6 +72,7 @@ export function composeDiff(
       s = applyTx(s, candidate.tx, env);
       applied.push(candidate);
     } catch (error) {
+      txs.pop();
       if (isStart || !(error instanceof DevshardError)) throw error;
       dropped.push({ tx: candidate, error });
     }
@@ -74,7 +80,6 @@ export function composeDiff(
   // A set of only log-plane-invalid height-sync txs must not consume a nonce.
   if (applied.length === 0 && logPlaneReject) throw logPlaneReject;
 
-  const txs = applied.map((a) => a.tx);
   const closed = closeDiff(s, nonce, txs);
   const next = withRoot(closed.state, state);
   return {

@@ -5,8 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { liveRecordsHash } from '../hash/rest-hash.js';
-import { LiveRecords, liveRecordsOf } from './live-records.js';
-import { makeRecord } from './record.js';
+import { LiveRecords, liveRecordsOf, openRecordsOf } from './live-records.js';
+import { makeRecord, updateRecord } from './record.js';
 import { type InferenceRecord, InferenceStatus } from './types.js';
 
 function record(id: bigint, version: number): InferenceRecord {
@@ -148,5 +148,37 @@ describe('LiveRecords', () => {
     expect(hex(liveRecordsOf(map).liveHash())).toBe(referenceHash(map));
     expect(hex(LiveRecords.EMPTY.liveHash())).toBe(referenceHash(new Map()));
     expect(() => liveRecordsOf(new Map([[1n, record(2n, 0)]]))).toThrow(RangeError);
+  });
+
+  it('lists the Pending and Started records of every version, as a filter of all of them would', () => {
+    const statuses = Object.values(InferenceStatus);
+    const withStatus = (id: bigint, status: number) =>
+      updateRecord(record(id, Number(id)), { status: status as InferenceRecord['status'] });
+    const open = (m: ReadonlyMap<bigint, InferenceRecord>) =>
+      [...m.values()].filter(
+        (r) => r.status === InferenceStatus.Pending || r.status === InferenceStatus.Started,
+      );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 300 }), fc.constantFrom(...statuses)), {
+          minLength: 1,
+          maxLength: 400,
+        }),
+        (changes) => {
+          const versions: LiveRecords[] = [];
+          let live = LiveRecords.EMPTY;
+          for (const [id, status] of changes) {
+            live = live.with(withStatus(BigInt(id), status));
+            versions.push(live);
+            // Every few changes: a removal, and a version whose counts are read before it changes.
+            if (id % 7 === 0) live = live.without([BigInt(id - 1)]);
+            if (id % 3 === 0) live.openRecords();
+          }
+          for (const v of versions) expect(v.openRecords()).toEqual(open(v));
+          expect(openRecordsOf(new Map([...live].reverse()))).toEqual(open(live));
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

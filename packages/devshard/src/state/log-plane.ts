@@ -53,15 +53,19 @@ function checkCausality(log: HeightSyncLog, nonce: bigint, hbs: MsgHeartbeat[], 
 
 /** L0b: confirm and finish are both the executor's, so within one diff finish ≥ confirm. */
 function checkConfirmFinishOrder(txs: readonly DevshardTx[]): void {
-  const confirms = new Map<bigint, bigint>();
-  const finishes = new Map<bigint, bigint>();
+  // Maps only when stamped txs are there: the composer runs this once per candidate (issue 10).
+  let confirms: Map<bigint, bigint> | undefined;
+  let finishes: Map<bigint, bigint> | undefined;
   for (const tx of txs) {
     if (tx.kind === 'confirmStart' && tx.msg.observedBlockHash.length > 0) {
+      confirms ??= new Map();
       confirms.set(tx.msg.inferenceId, tx.msg.observedHeight);
     } else if (tx.kind === 'finishInference' && tx.msg.observedBlockHash.length > 0) {
+      finishes ??= new Map();
       finishes.set(tx.msg.inferenceId, tx.msg.observedHeight);
     }
   }
+  if (confirms === undefined || finishes === undefined) return;
   for (const [id, finish] of finishes) {
     const confirm = confirms.get(id);
     if (confirm !== undefined && finish < confirm) {

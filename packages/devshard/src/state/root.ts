@@ -70,13 +70,17 @@ export function hostStatsHashOf(s: WorkingState): Uint8Array {
   return hostStatsHashMemo(s.hostStats);
 }
 
+/** warm_keys_hash without bindings (§6): only ever read, as a hash input. */
+const NO_WARM_KEYS_HASH = warmKeysHash(new Map());
+
 /** rest_hash: v5 appends height_sync_hash, v4 does not (§11). */
 export function restHashOf(s: WorkingState, liveHash: Uint8Array): Uint8Array {
   return composeRestHash({
     balance: s.balance,
     inferencesHash: inferencesHashV2(s.sealedAcc, liveHash),
-    // Warm keys are a Map (mutable at run time): hashed each time, at most one entry per slot.
-    warmKeysHash: warmKeysHash(s.warmKeys),
+    // Warm keys are a Map (mutable at run time): hashed each time, at most one entry per slot;
+    // none bound (the usual case) is H(""), a constant.
+    warmKeysHash: s.warmKeys.size === 0 ? NO_WARM_KEYS_HASH : warmKeysHash(s.warmKeys),
     ...(s.profile.restHashWithHeightSync ? { heightSyncHash: heightSyncHashMemo(s.heightSync) } : {}),
   });
 }

@@ -3,7 +3,7 @@
 // the composer, every host and a replay seal the same set at the same nonce.
 import { foldSealedAcc } from '../hash/rest-hash.js';
 import { liveRecordsOf } from './live-records.js';
-import { entryToHash, updateRecord } from './record.js';
+import { entryToHash, Record, storedInt, updateRecord } from './record.js';
 import { liveRecordsAscending } from './root.js';
 import { withHostStats } from './tx/common.js';
 import { type InferenceRecord, InferenceStatus, type WorkingState } from './types.js';
@@ -73,13 +73,26 @@ export function autoSeal(
     nonNegative(s.config.sealGraceSeconds) +
     (s.profile.finishedSealAddsExecutionTimeout ? nonNegative(s.config.executionTimeout) : 0n);
   const eligible: InferenceRecord[] = [];
+  // Nonce gate: seal_nonce ≥ id + grace_nonces, i.e. id ≤ seal_nonce − grace_nonces; clock gate:
+  // state_clock − confirmed_at ≥ required, i.e. confirmed_at ≤ state_clock − required. Both bounds
+  // are taken once and compared with the records' stored ids and times (numbers while safe, exact
+  // either way: a number and a bigint compare by value), so the pass makes no bigint per record
+  // (issue 10: every record past the nonce gate is read each interval while none is sealable).
+  const idLimit = storedInt(sealNonce - s.config.sealGraceNonces);
+  const confirmedLimit = storedInt(clock - requiredSeconds);
   // Ascending ids: once one id is inside the nonce gate, every later one is too, so the pass stops
   // there instead of reading every live record each interval (all of them, while none is sealable).
-  for (const r of live.values()) {
-    if (sealNonce < r.id + s.config.sealGraceNonces) break;
-    if (r.status !== InferenceStatus.Finished && !TERMINAL.has(r.status)) continue;
-    if (TERMINAL.has(r.status) || clock - r.confirmedAt >= requiredSeconds) eligible.push(r);
-  }
+  live.scanAscending((r) => {
+    if (Record.idKey(r) > idLimit) return false;
+    const status = r.status;
+    if (
+      TERMINAL.has(status) ||
+      (status === InferenceStatus.Finished && Record.confirmedAtKey(r) <= confirmedLimit)
+    ) {
+      eligible.push(r);
+    }
+    return true;
+  });
   if (eligible.length === 0) return { state: s, sealed: [] };
   return fold(s, eligible, sealNonce);
 }

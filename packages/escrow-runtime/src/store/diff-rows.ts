@@ -5,8 +5,8 @@ import { readFields } from '@gonka-gateway/chain';
 import {
   type DevshardTx,
   decodeTx,
+  diffTxsBlob,
   type EncodedTx,
-  encodeDiffContent,
   type PayloadWire,
   type WarmKeyBinding,
 } from '@gonka-gateway/devshard';
@@ -41,7 +41,8 @@ export const toBytes = (b: Buffer | null | undefined) => (b ? new Uint8Array(b) 
 
 /** The `txs` blob stored for a diff: exactly the DiffJSON txs a host receives. */
 export function txsBlob(diff: StoredDiff): Uint8Array {
-  return encodeDiffContent({ nonce: diff.nonce, txs: diff.diff.txs });
+  // Usually the blob the diff's signature preimage was built on (diffTxsBlob): not encoded again.
+  return diffTxsBlob(diff.nonce, diff.diff.txs);
 }
 
 /**
