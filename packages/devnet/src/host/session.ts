@@ -9,6 +9,7 @@ import {
   checkNonceLimit,
   DevshardError,
   DevshardErrorCode,
+  type DevshardTx,
   type DiffWire,
   diffFromWire,
   InferenceStatus,
@@ -28,6 +29,32 @@ export interface AppliedDiff {
   readonly warmKeysBound: readonly WarmKeyBinding[];
   /** The diff's StartInference, if any: the receipt is rebuilt from this applied message. */
   readonly start?: MsgStartInference;
+  /**
+   * Inferences the diff's txs name, in tx order (repeats kept): every live record a diff changes is
+   * named by one of its txs (§5.4), so this is what validator.ts re-examines after the apply.
+   */
+  readonly inferenceIds: readonly bigint[];
+}
+
+/** The inference a tx names: every tx that creates or changes a live record carries its id (§5.4). */
+function inferenceIdOf(tx: DevshardTx): bigint | undefined {
+  switch (tx.kind) {
+    case 'startInference':
+    case 'confirmStart':
+    case 'finishInference':
+    case 'timeoutInference':
+    case 'errorMiss':
+    case 'validation':
+    case 'validationVote':
+      return tx.msg.inferenceId;
+    case 'revealSeed':
+    case 'finalizeRound':
+    case 'forceHeightSyncTurn':
+    case 'heartbeat':
+    case 'heightAck':
+    case 'none':
+      return undefined;
+  }
 }
 
 /** An inference this host executes: running, or done with the bytes it served (replayed on retry). */
@@ -133,6 +160,7 @@ export class HostSession {
           wire,
           root: effects.root,
           warmKeysBound: effects.warmKeysBound,
+          inferenceIds: txs.flatMap((t) => inferenceIdOf(t) ?? []),
           ...(start?.kind === 'startInference' ? { start: start.msg } : {}),
         });
         applied++;

@@ -22,7 +22,7 @@ import {
 } from '@gonka-gateway/devshard';
 import type { ChatRequest } from '../model/chat-request.js';
 import type { MockModel } from '../model/mock-model.js';
-import type { HostSession } from './session.js';
+import type { AppliedDiff, HostSession } from './session.js';
 import type { HostStore } from './session-store.js';
 
 /** What an executor served for one inference: the request it ran and the exact bytes. */
@@ -111,50 +111,113 @@ function verdict(
 
 export type ValidatorFault = 'false-invalid' | 'no-validations' | undefined;
 
-/** Inferences this host already validated or voted on, per session (the mempool forgets them). */
-const decided = new WeakMap<HostSession, Set<string>>();
+/**
+ * Which live records of one session this host may still owe a Validation or vote (issue 10: the
+ * devnet hosts' cost per apply must not grow with the live records). A record can only become one
+ * by a tx that names it (session.ts AppliedDiff.inferenceIds), so after each apply only the ids the
+ * new diffs name are added; an id leaves once it is settled for its current status, and comes back
+ * when a later tx names it again (e.g. a Finished record another validator challenges).
+ */
+export class ValidationCandidates {
+  /** Inferences this host already validated or voted on (`validation:{id}`, `vote:{id}`). */
+  readonly decided = new Set<string>();
+  readonly #ids = new Set<bigint>();
+  /** Latest nonce whose diff's ids were added; undefined until the first pass seeds from the state. */
+  #seenNonce: bigint | undefined;
+
+  /**
+   * The ids to examine against `session`'s current state, ascending (the order of the live map,
+   * so proposals join the mempool in the order a full scan would add them).
+   */
+  pending(session: AppliedLog): bigint[] {
+    const latest = session.latestNonce;
+    if (this.#seenNonce === undefined) {
+      for (const id of session.state.inferences.keys()) this.#ids.add(id);
+    } else {
+      for (let n = this.#seenNonce + 1n; n <= latest; n++) {
+        for (const id of session.applied(n)?.inferenceIds ?? []) this.#ids.add(id);
+      }
+    }
+    this.#seenNonce = latest;
+    return [...this.#ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /** Nothing more to do for `id` until a tx names it again. */
+  settle(id: bigint): void {
+    this.#ids.delete(id);
+  }
+
+  get size(): number {
+    return this.#ids.size;
+  }
+}
+
+/** What ValidationCandidates reads of a HostSession. */
+export interface AppliedLog {
+  readonly latestNonce: bigint;
+  readonly state: { readonly inferences: ReadonlyMap<bigint, unknown> };
+  applied(nonce: bigint): Pick<AppliedDiff, 'inferenceIds'> | undefined;
+}
+
+const candidatesBySession = new WeakMap<HostSession, ValidationCandidates>();
 
 /**
  * Proposes this host's Validation and ValidationVote txs for the current state (idempotent: one per
- * inference and kind). Returns how many it added to the mempool.
+ * inference and kind). Returns how many it added to the mempool. `candidates` defaults to the
+ * session's own (tests pass theirs to look inside).
  */
 export function proposeValidations(
   session: HostSession,
   store: HostStore,
   model: MockModel,
   fault: ValidatorFault,
+  candidates = candidatesFor(session),
 ): number {
+  // Returns before pending(): the ids the skipped applies name stay due for the next pass.
   if (fault === 'no-validations') return 0;
   const state = session.state;
   const address = store.host.address;
   const mySlots = session.slots;
-  let done = decided.get(session);
-  if (!done) {
-    done = new Set();
-    decided.set(session, done);
-  }
+  const done = candidates.decided;
   let added = 0;
-  for (const rec of state.inferences.values()) {
-    const finished = rec.status === InferenceStatus.Finished;
-    const challenged = rec.status === InferenceStatus.Challenged;
-    if ((!finished && !challenged) || session.isExecutorOf(rec.id)) continue;
-    if (mySlots.some((slot) => hasBit(rec.validatedBy, slot))) continue;
-    const key = `${finished ? 'validation' : 'vote'}:${rec.id}`;
-    if (done.has(key)) continue;
-    if (finished && !drawsValidation(session.id, rec.id, address, state.config.validationRate)) {
-      done.add(key);
+  for (const id of candidates.pending(session)) {
+    const rec = state.inferences.get(id);
+    const finished = rec?.status === InferenceStatus.Finished;
+    const challenged = rec?.status === InferenceStatus.Challenged;
+    if (!rec || (!finished && !challenged) || session.isExecutorOf(id)) {
+      candidates.settle(id);
       continue;
     }
-    const honest = verdict(model, session.id, rec.id, rec.responseHash);
-    if (honest === undefined) continue; // not published (yet): try again after the next apply
+    const key = `${finished ? 'validation' : 'vote'}:${id}`;
+    if (mySlots.some((slot) => hasBit(rec.validatedBy, slot)) || done.has(key)) {
+      candidates.settle(id);
+      continue;
+    }
+    if (finished && !drawsValidation(session.id, id, address, state.config.validationRate)) {
+      done.add(key);
+      candidates.settle(id);
+      continue;
+    }
+    const honest = verdict(model, session.id, id, rec.responseHash);
+    if (honest === undefined) continue; // not published (yet): stays a candidate for the next pass
     done.add(key);
+    candidates.settle(id);
     const valid = fault === 'false-invalid' ? false : honest;
     session.mempool.add(
-      finished ? validationTx(session, store, rec.id, valid) : voteTx(session, store, rec.id, valid),
+      finished ? validationTx(session, store, id, valid) : voteTx(session, store, id, valid),
     );
     added++;
   }
   return added;
+}
+
+function candidatesFor(session: HostSession): ValidationCandidates {
+  let candidates = candidatesBySession.get(session);
+  if (!candidates) {
+    candidates = new ValidationCandidates();
+    candidatesBySession.set(session, candidates);
+  }
+  return candidates;
 }
 
 /** validated_by is a 128-bit slot bitmap (bit s = slot s, §3.3). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultRecover, type RecoverFn } from '../signing/primitive.js';
 import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
 import { wrapStore } from '../testing/wrap-store.js';
-import { encodeSessionSnapshot } from './snapshots.js';
+import { encodeSessionSnapshot, LIVE_RECORDS_PER_SNAPSHOT_DIFF, snapshotInterval } from './snapshots.js';
 
 /** A recover backend that counts the recoveries it really performs (the session memoizes on top). */
 function countingRecover() {
@@ -188,5 +188,28 @@ describe('session snapshots (issue 8 item 7)', () => {
       expect.objectContaining({ inferenceId: refused.nonce, outcome: 'applied' }),
     );
     expect(outcomes.every((o) => o.outcome === 'applied')).toBe(true);
+  });
+
+  it('spaces snapshots by the live records once they outnumber snapshotEvery × 10', () => {
+    expect(LIVE_RECORDS_PER_SNAPSHOT_DIFF).toBe(10);
+    expect(snapshotInterval(500n, 0)).toBe(500n);
+    expect(snapshotInterval(500n, 5_000)).toBe(500n);
+    expect(snapshotInterval(500n, 5_001)).toBe(501n);
+    expect(snapshotInterval(500n, 20_000)).toBe(2_000n);
+  });
+
+  it('takes snapshots further apart as records stay live, and reopens from one to the same state', async () => {
+    const t = setup();
+    // Every record stays live here (no seal within 40 nonces): one more per request.
+    const s1 = await served(t, 2, 40);
+    const saved = t.events.flatMap((e) => (e.type === 'snapshot_saved' ? [e.nonce] : []));
+    // Interval max(2, ⌈live / 10⌉), n − 1 records live at nonce n: 2 up to nonce 21, 3 from 22, 4 from 32.
+    expect(saved).toEqual([2n, 4n, 6n, 8n, 10n, 12n, 14n, 16n, 18n, 20n, 23n, 26n, 29n, 33n, 37n]);
+    const stored = (await t.store.load(ESCROW_ID))!;
+    expect(stored.snapshot?.nonce).toBe(37n);
+    const s2 = await t.open();
+    expect(s2.latestNonce).toBe(40n);
+    expect(s2.state.root).toEqual(s1.state.root);
+    expect((await s2.infer(request())).status).toBe('completed');
   });
 });
