@@ -58,7 +58,7 @@ export interface ProxyTuning {
   readonly admissionTtlMs?: number;
   /** PoC phase re-read period with DEVSHARD_POC_REQUEST_MODE=off (default 2 s). */
   readonly pocCheckEveryMs?: number;
-  /** Settings and keys safety re-read period while subscribed to their changes (default 30 s; gate/settings.ts). */
+  /** Settings and keys: safety re-read period while subscribed to their changes (default 30 s; gate/settings.ts). */
   readonly settingsRefreshMs?: number;
   /** Usage rows get their final cost from the owned sessions this often (default 2 s). */
   readonly usageReconcileEveryMs?: number;

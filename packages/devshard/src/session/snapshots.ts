@@ -1,10 +1,11 @@
-// Session snapshots in the store (architecture §2 item 5, issue 8 item 7): every `snapshotEvery` diffs (more
-// apart once many records are live, snapshotInterval) the replica after a successful append is encoded and saved in the background, and `open` starts from
-// the newest snapshot that verifies instead of replaying from nonce 1. A snapshot is trusted only
-// when its recomputed root equals the root it claims, the store's snapshot root, and the stored diff
-// root at its nonce, and its escrow, group and config equal the session record's; otherwise it is
-// ignored (a `snapshot_rejected` event) and the session replays every diff. Saving is never on a
-// request's path: a failed save is a `store_error` event and the next due append tries again.
+// Session snapshots in the store (architecture §2 item 5, issue 8 item 7): every `snapshotEvery` diffs
+// (more apart once many records are live: snapshotInterval) the replica after a successful append is
+// encoded and saved in the background, and `open` starts from the newest snapshot that verifies
+// instead of replaying from nonce 1. A snapshot is trusted only when its recomputed root equals the
+// root it claims, the store's snapshot root, and the stored diff root at its nonce, and its escrow,
+// group and config equal the session record's; otherwise it is ignored (a `snapshot_rejected` event)
+// and the session replays every diff. Saving is never on a request's path: a failed save is a
+// `store_error` event and the next due append tries again.
 import { sessionFromEscrow } from '../state/init.js';
 import {
   decodeStateSnapshot,
@@ -186,9 +187,9 @@ const progress = new WeakMap<SessionContext, SnapshotProgress>();
 
 /**
  * Called after every successful append: when snapshotInterval diffs (`snapshotEvery`, more with
- * many live records) have passed since the last snapshot, the state just committed becomes due and a background writer (one per session) saves
- * the newest due state once the event loop is free. States are immutable values, so later diffs do
- * not affect what is encoded.
+ * many live records) have passed since the last snapshot, the state just committed becomes due and
+ * a background writer (one per session) saves the newest due state once the event loop is free.
+ * States are immutable values, so later diffs do not affect what is encoded.
  */
 export function scheduleSnapshot(ctx: SessionContext): void {
   const snapshotEvery = BigInt(ctx.settings.snapshotEvery);
