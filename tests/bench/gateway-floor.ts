@@ -1,14 +1,17 @@
 // How much of the proxy's CPU per chat request is the floor of Node + HTTP on this machine and how
 // much is the gateway's own (issue 10): the same requests at c=1 through the real proxy and through
-// two forwarders that only relay them to the same mock model with undici (floor-forwarder.ts: a bare
-// Fastify app, and node:http alone), each process's CPU read from /proc per thread. The proxy's
-// request also crosses a devnet host (the protocol), which the forwarders skip: the difference is
-// everything the gateway adds, not only its HTTP path.
+// forwarders that relay them to the same mock model with undici (floor-forwarder.ts: a bare Fastify
+// app, node:http alone, and the protocol floor — the Fastify relay plus only the round trips and
+// curve operations every chat request must make), each process's CPU read from /proc per thread.
+// The proxy's request also crosses a devnet host (the protocol), which the forwarders skip: proxy
+// minus protocol floor is what the gateway's own code adds; the protocol floor is what no
+// implementation on this stack and machine can go below.
 // Run: `pnpm bench:floor` (BENCH_REQUESTS per round, default 500; BENCH_ROUNDS, default 3, the
-// targets interleaved in each; BENCH_WARMUP requests to each first, default 2,000).
+// targets interleaved in each; BENCH_WARMUP requests to each first, default 2,000). It ends with
+// proxy ÷ protocol floor per round, the figure a change to the gateway's code moves.
 import { startTsProcess, type TsProcess } from '@gonka-gateway/deploy';
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
-import { freePort } from '@gonka-gateway/shared/testing';
+import { createTestDatabase, createTestRedis, freePort } from '@gonka-gateway/shared/testing';
 import { gatewayVsDirect } from './gateway-vs-direct.js';
 import { TICK_US, threadTicks } from './proc-stats.js';
 
@@ -55,9 +58,16 @@ async function measure(target: Target, from: number): Promise<void> {
   target.rounds.push({ main: (main * TICK_US) / N, others: (others * TICK_US) / N, ms });
 }
 
-async function startForwarder(mode: 'fastify' | 'http', upstream: string): Promise<[TsProcess, number]> {
+type FloorMode = 'fastify' | 'http' | 'protocol';
+
+async function startForwarder(
+  mode: FloorMode,
+  upstream: string,
+  env: Record<string, string> = {},
+): Promise<[TsProcess, number]> {
   const port = await freePort();
   const child = startTsProcess('tests/bench/floor-forwarder.ts', {
+    ...env,
     FLOOR_MODE: mode,
     FLOOR_PORT: String(port),
     FLOOR_UPSTREAM: upstream,
@@ -78,15 +88,26 @@ await gatewayVsDirect({
   maxTokens: 64,
   probe: async (url, pid, admin, devnet) => {
     const forwarders: TsProcess[] = [];
+    const [db, redis] = await Promise.all([createTestDatabase({ migrate: false }), createTestRedis()]);
+    const services = {
+      FLOOR_DATABASE_URL: db.url,
+      FLOOR_REDIS_URL: redis.url,
+      FLOOR_REDIS_PREFIX: redis.prefix,
+    };
     try {
       const json = { 'content-type': 'application/json' };
       const targets: Target[] = [
         { name: 'proxy', url, pid, headers: { ...json, authorization: `Bearer ${admin}` }, rounds: [] },
       ];
-      for (const mode of ['fastify', 'http'] as const) {
-        const [child, port] = await startForwarder(mode, devnet.mlNode);
+      const names: Record<FloorMode, string> = {
+        protocol: 'protocol floor',
+        fastify: 'bare Fastify + undici',
+        http: 'node:http + undici',
+      };
+      for (const mode of ['protocol', 'fastify', 'http'] as const) {
+        const [child, port] = await startForwarder(mode, devnet.mlNode, services);
         forwarders.push(child);
-        const name = mode === 'fastify' ? 'bare Fastify + undici' : 'node:http + undici';
+        const name = names[mode];
         targets.push({
           name,
           url: `http://127.0.0.1:${port}`,
@@ -112,8 +133,20 @@ await gatewayVsDirect({
             )} ms each`,
         );
       }
+      // The same round's two figures, so a slower or busier moment moves both: the gateway's own
+      // share is what a change to its code can still cut.
+      const [proxy, floor] = targets as [Target, Target];
+      const whole = (t: Target, round: number) => t.rounds[round]!.main + t.rounds[round]!.others;
+      const rounds = proxy.rounds.map((_, round) => round);
+      console.log(
+        `  proxy / protocol floor  ${range(
+          rounds.map((r) => whole(proxy, r) / whole(floor, r)),
+          2,
+        )}× the whole process, +${range(rounds.map((r) => whole(proxy, r) - whole(floor, r)))} µs per request`,
+      );
     } finally {
       await Promise.all(forwarders.map((f) => f.stop()));
+      await Promise.all([db.drop(), redis.cleanup()]);
     }
   },
 });
