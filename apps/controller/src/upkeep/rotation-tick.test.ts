@@ -17,6 +17,7 @@ import {
   startControllerHarness,
 } from '../testing/controller-harness.js';
 import { lostBroadcastFetch } from '../testing/lost-broadcast.js';
+import { type RotationDriver, rotationDriver, rotationSettings } from '../testing/rotation-driver.js';
 import { checkFunding } from './rotation-funding.js';
 import { readRotationSettings } from './rotation-settings.js';
 import { rotationSlotKey } from './rotation-slots.js';
@@ -30,86 +31,39 @@ describe('rotation tick', () => {
   let h: ControllerHarness;
   let app: FastifyInstance;
   let ctx: ControllerContext;
-  const settled: bigint[] = [];
-  const deps = {
-    // The settle job, run inline (jobs/workers.ts runs settleEscrow the same way).
-    enqueueSettle: async (id: bigint, env: string) => {
-      await settleEscrow(ctx, id, env);
-      settled.push(id);
-      return `settle-${id}`;
-    },
-  };
+  let d: RotationDriver;
   beforeAll(async () => {
     h = await startControllerHarness({ epoch: { epochLength: EPOCH } });
     app = await h.build();
     ctx = h.context();
+    d = rotationDriver(h, { epochLength: EPOCH, amount: AMOUNT });
   }, 60_000);
   afterAll(async () => {
     await h?.close();
   });
 
   const keys = () => redisKeys(h.redis.prefix);
-  const tick = () => runRotationTick(ctx, deps);
-  /**
-   * What an owning proxy publishes for an escrow it serves, then the tick that first sees it routed
-   * (rotation retires the outgoing escrows one tick later, once every proxy knows the replacement).
-   */
-  const route = async (id: bigint) => {
-    await publishRouted(id);
-    await tick();
-  };
-  const publishRouted = (id: bigint) =>
-    h.redis.redis.hset(keys().poolEscrow(id), {
-      escrow_id: id.toString(),
-      model_id: QWEN_MODEL,
-      status: 'active',
-      capacity_weight: '1',
-      balance_estimate: AMOUNT.toString(),
-      nonce: '0',
-      owner: 'replica-a',
-      updated_at_ms: String(Date.now()),
-    });
   const escrows = async () =>
     (
       await h.sql<{ escrow_id: string; role: string; state: string }[]>`
         select escrow_id::text as escrow_id, role, state from escrows order by escrow_id`
     ).map((r) => ({ id: BigInt(r.escrow_id), role: r.role, state: r.state }));
   const debug = async () => (await adminInject(app, 'GET', '/v1/debug/rotation')).json();
-  /** Moves the chain to `blocksBefore` blocks before the switch into `epoch` (or past it when negative). */
-  const moveTo = (epoch: number, blocksBefore: number) => {
-    const height = epoch * EPOCH + 20 - blocksBefore;
-    const now = Number(h.devnet.blocks.height);
-    if (height > now) h.devnet.blocks.step(height - now);
-  };
-  const epochNow = () => Number(h.devnet.epochs.current().effective);
 
   it('off: a tick touches nothing; on: the target stage creates target_count regular escrows once', async () => {
     const lastId = h.devnet.chain.lastEscrowId();
-    expect((await tick()).ran).toBe(true);
+    expect((await d.tick()).ran).toBe(true);
     expect(h.devnet.chain.lastEscrowId()).toBe(lastId);
 
-    const on = await adminInject(app, 'POST', '/v1/admin/settings', {
-      escrow_rotation: {
-        enabled: true,
-        pre_poc_blocks: PRE,
-        models: [
-          {
-            model_id: QWEN_MODEL,
-            temp_count: 1,
-            target_count: 1,
-            amount: AMOUNT.toString(),
-            private_key_env: 'CREATOR_KEY',
-          },
-          {
-            model_id: MINIMAX_MODEL,
-            temp_count: 1,
-            target_count: 1,
-            amount: AMOUNT.toString(),
-            private_key_env: 'CREATOR_1_KEY',
-          },
-        ],
-      },
-    });
+    const on = await adminInject(
+      app,
+      'POST',
+      '/v1/admin/settings',
+      rotationSettings(PRE, [
+        { modelId: QWEN_MODEL, privateKeyEnv: 'CREATOR_KEY', amount: AMOUNT },
+        { modelId: MINIMAX_MODEL, privateKeyEnv: 'CREATOR_1_KEY', amount: AMOUNT },
+      ]),
+    );
     expect(on.statusCode, on.body).toBe(200);
     // Governance drops MiniMax after the setting was accepted: rotation must not spend on it.
     const governance = h.devnet.core.governanceModels;
@@ -120,10 +74,10 @@ describe('rotation tick', () => {
     const minimaxCreator = h.account('creator-1').address;
     const minimaxBalance = h.devnet.chain.balanceOf(minimaxCreator);
 
-    const epoch = epochNow();
-    const first = await tick();
+    const epoch = d.epochNow();
+    const first = await d.tick();
     expect(first.step).toEqual({ stage: 'target', epoch: BigInt(epoch), role: 'regular' });
-    await tick(); // the same slot again: answered from its commitment, nothing sent
+    await d.tick(); // the same slot again: answered from its commitment, nothing sent
     expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
     const [regular] = await escrows();
     expect(regular).toMatchObject({ role: 'regular', state: 'active' });
@@ -152,33 +106,33 @@ describe('rotation tick', () => {
       expect.objectContaining({ private_key_env: 'CREATOR_1_KEY', models: [MINIMAX_MODEL], ok: true }),
     ]);
 
-    await publishRouted(regular!.id);
-    await tick();
+    await d.publishRouted(regular!.id);
+    await d.tick();
     const seen = (await debug()).latest[QWEN_MODEL];
     expect(seen).toMatchObject({ stage: 'target', status: 'creating' }); // retires one tick later
-    await tick();
+    await d.tick();
     expect((await debug()).latest[QWEN_MODEL]).toMatchObject({ stage: 'target', status: 'done' });
   }, 60_000);
 
   it('bridge: a temporary escrow first; the regular one is settled only once the temp is routed and no request is in flight', async () => {
-    const next = epochNow() + 1;
-    moveTo(next, PRE - 10);
+    const next = d.epochNow() + 1;
+    d.moveTo(next, PRE - 10);
     const [regular] = await escrows();
     const lastId = h.devnet.chain.lastEscrowId();
-    expect((await tick()).step).toEqual({ stage: 'bridge', epoch: BigInt(next), role: 'temp' });
+    expect((await d.tick()).step).toEqual({ stage: 'bridge', epoch: BigInt(next), role: 'temp' });
     expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
     const temp = (await escrows()).find((e) => e.role === 'temp')!;
     expect(temp).toMatchObject({ state: 'active' });
     // The temp is not routed yet: the regular escrow keeps serving.
-    await tick();
+    await d.tick();
     expect((await escrows()).find((e) => e.id === regular!.id)).toMatchObject({ state: 'active' });
 
-    await route(temp.id);
+    await d.route(temp.id);
     await h.redis.redis.set(keys().escrowInFlight(regular!.id), '1');
-    await tick();
+    await d.tick();
     expect((await escrows()).find((e) => e.id === regular!.id)).toMatchObject({ state: 'draining' });
     expect(await h.redis.redis.hget(keys().poolEscrow(regular!.id), 'status')).toBe('draining');
-    expect(settled).toEqual([]); // waits while a request is in flight (spec §3.1)
+    expect(d.settled).toEqual([]); // waits while a request is in flight (spec §3.1)
     let view = await debug();
     expect(view.latest[QWEN_MODEL]).toMatchObject({
       stage: 'bridge',
@@ -194,10 +148,10 @@ describe('rotation tick', () => {
     });
 
     await h.redis.redis.del(keys().escrowInFlight(regular!.id));
-    await tick();
-    expect(settled).toEqual([regular!.id]);
+    await d.tick();
+    expect(d.settled).toEqual([regular!.id]);
     expect((await queryEscrow(h.chain, regular!.id)).escrow?.settled).toBe(true);
-    await tick();
+    await d.tick();
     view = await debug();
     expect(view.latest[QWEN_MODEL]).toMatchObject({
       stage: 'bridge',
@@ -216,15 +170,15 @@ describe('rotation tick', () => {
   }, 90_000);
 
   it('target after the switch: a new regular escrow, then the temporary one is settled', async () => {
-    const epoch = epochNow() + 1;
-    moveTo(epoch, -5);
+    const epoch = d.epochNow() + 1;
+    d.moveTo(epoch, -5);
     const temp = (await escrows()).find((e) => e.role === 'temp' && e.state === 'active')!;
-    expect((await tick()).step).toEqual({ stage: 'target', epoch: BigInt(epoch), role: 'regular' });
+    expect((await d.tick()).step).toEqual({ stage: 'target', epoch: BigInt(epoch), role: 'regular' });
     const regular = (await escrows()).find((e) => e.role === 'regular' && e.state === 'active')!;
-    await route(regular.id);
-    await tick();
-    await tick();
-    expect(settled.at(-1)).toBe(temp.id);
+    await d.route(regular.id);
+    await d.tick();
+    await d.tick();
+    expect(d.settled.at(-1)).toBe(temp.id);
     expect((await debug()).latest[QWEN_MODEL]).toMatchObject({
       stage: 'target',
       epoch,
@@ -235,13 +189,13 @@ describe('rotation tick', () => {
   }, 90_000);
 
   it('fallback and suppression: temp creation fails on chain → the regular escrow is promoted, and no second create is tried for that epoch', async () => {
-    const next = epochNow() + 1;
-    moveTo(next, PRE - 10);
+    const next = d.epochNow() + 1;
+    d.moveTo(next, PRE - 10);
     const regular = (await escrows()).find((e) => e.role === 'regular' && e.state === 'active')!;
     h.devnet.faults.set({ epochCapReached: true });
     const lastId = h.devnet.chain.lastEscrowId();
     const balance = h.devnet.chain.balanceOf(h.account('creator-0').address);
-    await tick();
+    await d.tick();
     const slotKey = createBusinessKey(rotationSlotKey(QWEN_MODEL, 'temp', BigInt(next), 0));
     const attempts = async () =>
       (await h.sql`select status from chain_tx_commitments where business_key = ${slotKey}`).map(
@@ -250,8 +204,8 @@ describe('rotation tick', () => {
     expect(await attempts()).toEqual(['failed']);
     // Refused at CheckTx: nothing locked, no fee taken.
     expect(h.devnet.chain.balanceOf(h.account('creator-0').address)).toBe(balance);
-    await tick();
-    await tick();
+    await d.tick();
+    await d.tick();
     expect(await attempts()).toEqual(['failed']); // suppressed: never re-sent
     expect(h.devnet.chain.lastEscrowId()).toBe(lastId);
     expect((await escrows()).find((e) => e.id === regular.id)).toMatchObject({
@@ -283,14 +237,14 @@ describe('rotation tick', () => {
     // The fault clears; after the switch the target stage creates a regular escrow and retires the
     // promoted one.
     h.devnet.faults.set({ epochCapReached: undefined });
-    moveTo(next, -5);
-    await tick();
+    d.moveTo(next, -5);
+    await d.tick();
     const fresh = (await escrows()).find((e) => e.role === 'regular' && e.state === 'active')!;
     expect(fresh.id).toBe(lastId + 1n);
-    await route(fresh.id);
-    await tick();
-    await tick();
-    expect(settled.at(-1)).toBe(regular.id);
+    await d.route(fresh.id);
+    await d.tick();
+    await d.tick();
+    expect(d.settled.at(-1)).toBe(regular.id);
     expect((await debug()).latest[QWEN_MODEL]).toMatchObject({
       stage: 'target',
       epoch: next,
@@ -300,8 +254,8 @@ describe('rotation tick', () => {
   }, 90_000);
 
   it('a lost broadcast answer leaves the slot pending; the next tick (another controller) finds that tx: one slot, one escrow', async () => {
-    const next = epochNow() + 1;
-    moveTo(next, PRE - 10);
+    const next = d.epochNow() + 1;
+    d.moveTo(next, PRE - 10);
     const broadcast = lostBroadcastFetch();
     const blind = h.context({
       chain: createChainClient({
@@ -312,7 +266,7 @@ describe('rotation tick', () => {
       poll: { intervalMs: 20, timeoutMs: 300 },
     });
     const lastId = h.devnet.chain.lastEscrowId();
-    await runRotationTick(blind, deps);
+    await runRotationTick(blind, d.deps);
     // The tx executed on chain, but the controller cannot know: nothing registered, stage waits.
     expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
     expect((await escrows()).some((e) => e.id === lastId + 1n)).toBe(false);
@@ -325,8 +279,8 @@ describe('rotation tick', () => {
     });
     broadcast.restore();
     const other = { ...h.context(), controllerId: 'controller-second' };
-    await runRotationTick(other, deps);
-    await runRotationTick(other, deps);
+    await runRotationTick(other, d.deps);
+    await runRotationTick(other, d.deps);
     expect(h.devnet.chain.lastEscrowId()).toBe(lastId + 1n);
     expect((await escrows()).find((e) => e.id === lastId + 1n)).toMatchObject({
       role: 'temp',
@@ -348,12 +302,12 @@ describe('rotation tick', () => {
     expect(off.statusCode, off.body).toBe(200);
     const regular = (await escrows()).find((e) => e.role === 'regular' && e.state === 'active')!;
     const temp = (await escrows()).find((e) => e.role === 'temp' && e.state === 'active')!;
-    const settledBefore = settled.length;
-    await route(temp.id);
-    await tick();
-    await tick();
+    const settledBefore = d.settled.length;
+    await d.route(temp.id);
+    await d.tick();
+    await d.tick();
     expect((await escrows()).find((e) => e.id === regular.id)).toMatchObject({ state: 'finalized' });
-    expect(settled.length).toBe(settledBefore);
+    expect(d.settled.length).toBe(settledBefore);
     expect((await queryEscrow(h.chain, regular.id)).escrow?.settled).toBe(false);
     expect((await debug()).latest[QWEN_MODEL]).toMatchObject({ stage: 'bridge', status: 'done', settled: 0 });
     // Settle it by hand so the devnet ends clean (and the switch goes back on).
@@ -364,12 +318,12 @@ describe('rotation tick', () => {
   }, 60_000);
 
   it('a target stage that creates nothing keeps the temporaries; the next bridge settles them before their settle window closes', async () => {
-    const epoch = epochNow() + 1;
+    const epoch = d.epochNow() + 1;
     const temp = (await escrows()).find((e) => e.role === 'temp' && e.state === 'active')!;
     h.devnet.faults.set({ epochCapReached: true });
-    moveTo(epoch, -5);
-    await tick();
-    await tick();
+    d.moveTo(epoch, -5);
+    await d.tick();
+    await d.tick();
     let view = await debug();
     expect(view.latest[QWEN_MODEL]).toMatchObject({
       stage: 'target',
@@ -384,12 +338,12 @@ describe('rotation tick', () => {
     expect((await escrows()).find((e) => e.id === temp.id)).toMatchObject({ state: 'active' }); // still serving
 
     h.devnet.faults.set({ epochCapReached: undefined });
-    moveTo(epoch + 1, PRE - 10);
+    d.moveTo(epoch + 1, PRE - 10);
     // The temp was created in epoch − 1: it settles in this epoch or never (settle rule 9), so it is
     // retired at once, even before the new temporary escrow is routed.
-    await tick();
-    await tick();
-    expect(settled.at(-1)).toBe(temp.id);
+    await d.tick();
+    await d.tick();
+    expect(d.settled.at(-1)).toBe(temp.id);
     view = await debug();
     expect(view.latest[QWEN_MODEL]).toMatchObject({
       stage: 'bridge',
@@ -404,7 +358,7 @@ describe('rotation tick', () => {
 
   it('two controllers ticking at once: one runs, the other steps aside', async () => {
     const other = { ...h.context(), controllerId: 'controller-second' };
-    const results = await Promise.all([tick(), runRotationTick(other, deps)]);
+    const results = await Promise.all([d.tick(), runRotationTick(other, d.deps)]);
     expect(results.map((r) => r.ran).sort()).toEqual([false, true]);
   });
 
@@ -420,27 +374,31 @@ describe('rotation tick', () => {
 
     // A tick warns (once per epoch) when the creator cannot fund a transition.
     h.devnet.faults.set({ insufficientFunds: [h.account('creator-0').address] });
-    await tick();
-    await tick();
+    await d.tick();
+    await d.tick();
     h.devnet.faults.set({ insufficientFunds: undefined });
     const view = await debug();
     const warned = view.latest[QWEN_MODEL].events.filter(
       (e: { marker: string }) => e.marker === 'escrow_rotation_underfunded',
     );
     expect(warned).toEqual([
-      expect.objectContaining({ creator: h.account('creator-0').address, spendable: '0', epoch: epochNow() }),
+      expect.objectContaining({
+        creator: h.account('creator-0').address,
+        spendable: '0',
+        epoch: d.epochNow(),
+      }),
     ]);
   });
 
   it("a chain error stops one model's pass: recorded once in /v1/debug/rotation, the next tick carries on", async () => {
     h.devnet.faults.set({ chainQuery: { status: 503, match: 'node_info' } });
-    await tick();
-    await tick();
+    await d.tick();
+    await d.tick();
     h.devnet.faults.set({ chainQuery: undefined });
     const errors = (await debug()).latest[QWEN_MODEL].events.filter(
       (e: { marker: string }) => e.marker === 'escrow_rotation_tick_error',
     );
     expect(errors).toEqual([expect.objectContaining({ error: expect.stringMatching(/503|unavailable/i) })]);
-    expect((await tick()).ran).toBe(true);
+    expect((await d.tick()).ran).toBe(true);
   });
 });

@@ -249,7 +249,10 @@ async function runStage(
     return updateStage(ctx.sql, row, { replacementRoutedAt: new Date() });
   }
   const outgoing = step.stage === 'bridge' ? 'regular' : 'temp';
-  const outgoingIds = await startRetiring(ctx, await roleEscrows(ctx, model.modelId, outgoing, true));
+  const outgoingIds = await startRetiring(
+    ctx,
+    await untrackedElsewhere(ctx, row, await roleEscrows(ctx, model.modelId, outgoing, true)),
+  );
   const retiring = union(row.retiring, outgoingIds);
   await recordEvent(ctx, {
     modelId: model.modelId,
@@ -315,6 +318,26 @@ async function promoteToTemp(sql: Sql, modelId: string, count: number, minEpoch:
         order by escrow_id desc limit ${count})
     returning escrow_id::text as escrow_id`;
   return rows.map((r) => BigInt(r.escrow_id));
+}
+
+/**
+ * The escrows of `ids` that no other stage is retiring. An escrow whose settle outlasts an epoch is
+ * still on its own stage's list when the next stage of the same role starts (seen on a loaded
+ * machine with 12 s epochs); taken onto this one too, both stages would count it settled in
+ * /v1/debug/rotation. Escrows that left `active` without a stage (the operator drained them, or a
+ * controller died between marking and recording them) are still picked up here.
+ */
+async function untrackedElsewhere(
+  ctx: ControllerContext,
+  row: StageRow,
+  ids: readonly bigint[],
+): Promise<bigint[]> {
+  const tracked = new Set<bigint>();
+  for (const other of await retiringStages(ctx.sql)) {
+    const same = other.modelId === row.modelId && other.epoch === row.epoch && other.stage === row.stage;
+    if (!same) for (const id of other.retiring) tracked.add(id);
+  }
+  return ids.filter((id) => !tracked.has(id));
 }
 
 /**
