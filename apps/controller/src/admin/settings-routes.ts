@@ -7,6 +7,7 @@
 import { queryGovernanceModels } from '@gonka-gateway/chain';
 import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import { announceChange, settledWithin } from '../announce-change.js';
 import { readFromNode } from '../chain/node-read.js';
 import type { ControllerContext } from '../controller-context.js';
 import type { StoredRotation } from '../upkeep/rotation-settings.js';
@@ -261,8 +262,14 @@ export async function settingsRoutes(
         returning default_request_max_tokens, request_max_tokens_cap, model_limits, escrow_rotation, disabled,
                   revision::text as revision`;
       if (!row) throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
-      await ctx.redis.publish(ctx.keys.settingsChanges, row.revision);
-      await options.onChange?.({ revision: row.revision, rotationOn: row.escrow_rotation.enabled });
+      await announceChange(ctx, ctx.keys.settingsChanges, row.revision);
+      await settledWithin(
+        ctx,
+        'the follow-up of a settings change',
+        Promise.resolve(
+          options.onChange?.({ revision: row.revision, rotationOn: row.escrow_rotation.enabled }),
+        ),
+      );
       return view(row);
     },
   );

@@ -7,6 +7,7 @@
 // enforced Redis counter of its period when it exists (it is ahead of the ledger by the batch delay).
 import { createHash, randomBytes } from 'node:crypto';
 import { adjustSpendCounter, type BudgetPeriod, budgetPeriodOf, hashApiKey } from '@gonka-gateway/shared';
+import { announceChange } from '../announce-change.js';
 import type { ControllerContext } from '../controller-context.js';
 
 /** Lua counts budgets in doubles (apps/proxy admission.ts): a budget stays exact below 2^53. */
@@ -67,7 +68,7 @@ const COLUMNS = `id::text as id, name, display_prefix, models, budget_ngonka::te
   max_concurrent, expires_at, metadata, created_at, rotated_at, revoked_at`;
 
 export async function announceKeyChange(ctx: ControllerContext): Promise<void> {
-  await ctx.redis.publish(ctx.keys.settingsChanges, 'keys');
+  await announceChange(ctx, ctx.keys.settingsChanges, 'keys');
 }
 
 export async function readKeyRows(ctx: ControllerContext, id?: string): Promise<Row[]> {
