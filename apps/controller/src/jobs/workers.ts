@@ -77,9 +77,11 @@ export async function startControllerJobs(
   ctx: ControllerContext,
   options: { redisUrl: string; workers: boolean; leaderTtlMs: number; rotationTickMs?: number },
 ): Promise<ControllerJobs> {
+  // Named after the controller, so CLIENT LIST shows whose they are.
+  const open = () => openRedis(options.redisUrl, { name: `controller-bullmq:${ctx.controllerId}` });
   const connections: Redis[] = [];
   const connection = () => {
-    const c = openRedis(options.redisUrl, { name: 'controller-bullmq' });
+    const c = open();
     connections.push(c);
     return c;
   };
@@ -172,8 +174,8 @@ export async function startControllerJobs(
       },
     },
   ];
-  const workerOptions = (concurrency: number) => ({
-    connection: connection(),
+  const workerOptions = (concurrency: number, own: Redis = connection()) => ({
+    connection: own,
     prefix,
     concurrency,
     // Stored on each job it processes (job.processedBy) and listed by Queue.getWorkers().
@@ -196,6 +198,17 @@ export async function startControllerJobs(
     ),
   ];
   let scheduleWorkers: Worker[] = [];
+  // The schedule workers' connections live as long as one leadership: BullMQ leaves a connection it
+  // was given open when its worker closes, and a controller that loses and regains the lease would
+  // otherwise open a new set each time.
+  let scheduleConnections: Redis[] = [];
+  const stopScheduleWorkers = async () => {
+    const [stopping, opened] = [scheduleWorkers, scheduleConnections];
+    scheduleWorkers = [];
+    scheduleConnections = [];
+    await Promise.all(stopping.map((w) => w.close()));
+    await Promise.all(opened.map(closeRedis));
+  };
   let leader: LeaderLease | undefined;
   let leads = 0;
   ctx.metrics?.leader.set(0);
@@ -219,7 +232,11 @@ export async function startControllerJobs(
       onLead: async () => {
         leads++;
         ctx.metrics?.leader.set(1);
-        scheduleWorkers = scheduled.map((s) => watch(new Worker(s.queue.name, s.process, workerOptions(1))));
+        scheduleWorkers = scheduled.map((s) => {
+          const own = open();
+          scheduleConnections.push(own);
+          return watch(new Worker(s.queue.name, s.process, workerOptions(1, own)));
+        });
         for (const s of scheduled) {
           await s.queue.upsertJobScheduler(
             s.schedulerId,
@@ -234,9 +251,7 @@ export async function startControllerJobs(
       },
       onFollow: async () => {
         ctx.metrics?.leader.set(0);
-        const stopping = scheduleWorkers;
-        scheduleWorkers = [];
-        await Promise.all(stopping.map((w) => w.close()));
+        await stopScheduleWorkers();
       },
     });
     await leader.start();
@@ -255,7 +270,8 @@ export async function startControllerJobs(
     },
     async close() {
       await leader?.stop();
-      await Promise.all([...workers, ...scheduleWorkers].map((w) => w.close()));
+      await stopScheduleWorkers();
+      await Promise.all(workers.map((w) => w.close()));
       await createEvents.close();
       await Promise.all([createEscrow, settle, ...scheduled.map((s) => s.queue)].map((q) => q.close()));
       await Promise.all(connections.map(closeRedis));
