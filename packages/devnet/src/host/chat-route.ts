@@ -5,10 +5,21 @@
 //   [executor: model frames — chat.completion.chunk lines (stream) or one chat.completion line]
 //   data: {"devshard_meta": {"mempool": [...]}}      (always after a payload; otherwise only if non-empty)
 //   data: [DONE]                                     (only when a payload was sent)
+// The host faults of host/faults.ts change this answer: `hang-before-headers` writes nothing at all;
+// `stall-after-receipt` stops after the receipt; the execution faults change the model frames (and
+// `error-event` replaces them with one OpenAI error line and executes nothing).
 import { diffFromWire, type InferenceRequestWire, parseJsonLossless } from '@gonka-gateway/devshard';
 import { decodeInferenceRequest, encodeMetaEvent, encodeReceiptEvent } from '@gonka-gateway/devshard/host';
-import type { FastifyInstance } from 'fastify';
-import { decideReceipt, type ExecutionSink, execute, type ReceiptGrant } from './executor.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { decideReceipt, type ExecutionSink, errorEventJson, execute, type ReceiptGrant } from './executor.js';
+import {
+  ERROR_EVENT_MESSAGE,
+  ERROR_EVENT_STATUS,
+  EXECUTION_FAULT_MODES,
+  type HostFault,
+  SLOW_FIRST_TOKEN_MS,
+  SLOW_PER_TOKEN_MS,
+} from './faults.js';
 import {
   authenticate,
   type RouteEnv,
@@ -67,6 +78,45 @@ function carriesNewWork(session: HostSession | undefined, req: InferenceRequestW
   });
 }
 
+/**
+ * The `hang-before-headers` fault: the request was read, but neither a status line nor a header is
+ * ever written; the handler returns once the connection closes — the client left, or the server
+ * closed it (the devnet's apps force-close their connections on close, http.ts) — so nothing waits
+ * beyond the connection's life.
+ */
+async function hangUntilClosed(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  reply.hijack();
+  const socket = request.raw.socket;
+  if (socket.destroyed) return;
+  await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+}
+
+/** The sink of a fresh execution under `fault` (one of EXECUTION_FAULT_MODES other than `error-event`). */
+function executionSink(sse: SseWriter, fault: HostFault | null): ExecutionSink {
+  switch (fault?.mode) {
+    case 'cut-stream':
+      return { sse, cutAfterFrames: fault.cutAfterFrames ?? 2 };
+    case 'bad-output':
+      return { sse, output: 'bad' };
+    case 'error-body':
+      return { sse, output: 'error' };
+    case 'empty-after-receipt':
+      return { sse, output: 'empty' };
+    case 'tampered-finish':
+      return { sse, tamperFinish: true };
+    case 'slow':
+      return {
+        sse,
+        slow: {
+          firstTokenMs: fault.firstTokenMs ?? SLOW_FIRST_TOKEN_MS,
+          perTokenMs: fault.perTokenMs ?? SLOW_PER_TOKEN_MS,
+        },
+      };
+    default:
+      return { sse };
+  }
+}
+
 export function registerChatRoute(app: FastifyInstance, env: RouteEnv): void {
   const { core, host, store } = env;
   app.post<{ Params: SessionParams }>(
@@ -85,6 +135,10 @@ export function registerChatRoute(app: FastifyInstance, env: RouteEnv): void {
       if ('status' in decoded)
         return sendError(reply, decoded.status, decoded.message, decoded.devshardError);
       const { req } = decoded;
+      if (req.payload && core.faults.takeHostFault(host.address, ['hang-before-headers'])) {
+        await hangUntilClosed(request, reply); // nothing applied, nothing written
+        return reply;
+      }
       const params = core.chain.effectiveParams().devshardEscrow;
       if (!params.devshardRequestsEnabled && carriesNewWork(found?.session, req)) {
         return sendError(reply, 503, 'requests disabled', 'requests_disabled');
@@ -147,16 +201,15 @@ export function registerChatRoute(app: FastifyInstance, env: RouteEnv): void {
     if (grant) {
       const execution = session.executions.get(grant.start.inferenceId);
       if (execution === undefined) {
-        const cut = faults.takeHostFault(host.address, ['cut-stream']);
-        const output = faults.takeHostFault(host.address, ['bad-output', 'error-body', 'tampered-finish']);
-        const sink: ExecutionSink = {
-          sse,
-          ...(cut ? { cutAfterFrames: cut.cutAfterFrames ?? 2 } : {}),
-          ...(output?.mode === 'bad-output' ? { output: 'bad' } : {}),
-          ...(output?.mode === 'error-body' ? { output: 'error' } : {}),
-          ...(output?.mode === 'tampered-finish' ? { tamperFinish: true } : {}),
-        };
-        await execute(session, store, core.model, grant, sink);
+        const fault = faults.takeHostFault(host.address, EXECUTION_FAULT_MODES);
+        if (fault?.mode === 'error-event') {
+          // The model failed before its first token: one error line, no execution, no Finish; the
+          // inference stays Started until the execution timeout (§7.4). A retry executes anew.
+          const status = fault.status ?? ERROR_EVENT_STATUS;
+          sse.data(errorEventJson(status, fault.message ?? ERROR_EVENT_MESSAGE));
+        } else {
+          await execute(session, store, core.model, grant, executionSink(sse, fault));
+        }
       } else if (execution.phase === 'done') {
         sse.raw(execution.served); // a retry after a lost response: the same bytes again
       }

@@ -172,30 +172,64 @@ export interface ExecutionSink {
   readonly sse?: SseWriter;
   /** The `cut-stream` fault: destroy the stream after this many model frames. */
   readonly cutAfterFrames?: number;
-  /** The `bad-output` fault: serve altered text; `error-body`: serve an error body instead. */
-  readonly output?: 'bad' | 'error';
+  /**
+   * The `bad-output` fault: serve altered text; `error-body`: serve an error body instead;
+   * `empty-after-receipt` (`empty`): serve no frame at all, Finish with output_tokens 0.
+   */
+  readonly output?: 'bad' | 'error' | 'empty';
   /** The `tampered-finish` fault: the Finish hashes other bytes than the ones served. */
   readonly tamperFinish?: boolean;
+  /**
+   * The `slow` fault: this latency instead of the model's; its waits end as soon as the client has
+   * gone (`sse.signal`), and the execution then completes without them.
+   */
+  readonly slow?: { readonly firstTokenMs: number; readonly perTokenMs: number };
 }
 
 /** What an `error-body` executor serves: one OpenAI error object as a data line. */
 const ERROR_FRAME = `data: ${JSON.stringify({ error: { message: 'model backend error', type: 'server_error', code: 500 } })}\n\n`;
 
-/** The model output as SSE frames: chunks (stream) or one `chat.completion` line, never [DONE]. */
+/**
+ * The `error-event` fault's line (without `data: `): an OpenAI error object, `type`
+ * `invalid_request_error` for a 4xx status (the request itself is bad) else `api_error`, with the
+ * status as both `code` and `status`.
+ */
+export function errorEventJson(status: number, message: string): string {
+  const type = status >= 400 && status < 500 ? 'invalid_request_error' : 'api_error';
+  return JSON.stringify({ error: { message, type, code: status, status } });
+}
+
+/**
+ * The model output as SSE frames: chunks (stream) or one `chat.completion` line, never [DONE]; and
+ * the output tokens the Finish bills for them.
+ */
 function modelFrames(model: MockModel, chat: ChatRequest, output?: ExecutionSink['output']) {
   const completion = model.complete(chat);
+  const outputTokens = completion.completionTokens;
+  if (output === 'empty') return { completion, frames: [] as string[], outputTokens: 0 };
   const frames = chat.stream
     ? streamFrames(completion, chat.stream_options?.include_usage === true).slice(0, -1)
     : [`data: ${JSON.stringify(completionBody(completion))}\n\n`];
-  if (output === 'error') return { completion, frames: [ERROR_FRAME] };
-  return { completion, frames: output === 'bad' ? tamperFrames(frames) : frames };
+  if (output === 'error') return { completion, frames: [ERROR_FRAME], outputTokens };
+  return { completion, frames: output === 'bad' ? tamperFrames(frames) : frames, outputTokens };
+}
+
+/** Waits `ms`, or less when `signal` aborts first (no timer is left behind either way). */
+async function waitUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return;
+  try {
+    await sleep(ms, undefined, signal ? { signal } : {});
+  } catch {
+    // Aborted: the client has gone, nothing is waiting for these frames any more.
+  }
 }
 
 /**
  * Runs the inference and proposes its Finish: response_hash = sha256 of exactly the bytes served
  * between the receipt and the meta event, input/output tokens from the mock model's tokenizer. The
  * host completes the inference even when the stream is cut or the client leaves, so the Finish waits
- * in the mempool for the next contact. Latency follows the model's settings as sendCompletion does.
+ * in the mempool for the next contact. Latency follows the model's settings as sendCompletion does,
+ * or the `slow` fault's, whose waits end when the client leaves.
  */
 export async function execute(
   session: HostSession,
@@ -206,8 +240,12 @@ export async function execute(
 ): Promise<void> {
   const id = grant.start.inferenceId;
   session.executions.set(id, { phase: 'running' });
-  const { completion, frames } = modelFrames(model, grant.chat, sink.output);
-  const { timeToFirstTokenMs, perTokenMs } = model.latency;
+  const { completion, frames, outputTokens } = modelFrames(model, grant.chat, sink.output);
+  const { timeToFirstTokenMs, perTokenMs } = sink.slow
+    ? { timeToFirstTokenMs: sink.slow.firstTokenMs, perTokenMs: sink.slow.perTokenMs }
+    : model.latency;
+  const signal = sink.slow ? sink.sse?.signal : undefined;
+  const wait = (ms: number) => (sink.slow ? waitUnlessAborted(ms, signal) : sleep(ms));
   // A cut always lands before the model output is complete (a non-streamed answer is one frame).
   const cutAt =
     sink.cutAfterFrames === undefined ? undefined : Math.min(sink.cutAfterFrames, frames.length - 1);
@@ -216,17 +254,19 @@ export async function execute(
     if (cutAt !== undefined && i >= cutAt) await sink.sse.cut();
     else sink.sse.raw(frames[i]!);
   };
-  if (timeToFirstTokenMs === 0 && perTokenMs === 0 && cutAt === undefined) {
+  if (frames.length === 0) {
+    // `empty-after-receipt`: nothing to serve, so nothing to wait for.
+  } else if (timeToFirstTokenMs === 0 && perTokenMs === 0 && cutAt === undefined) {
     sink.sse?.raw(frames.join('')); // no latency to model: one write instead of one per frame
   } else if (!grant.chat.stream) {
     const delay = timeToFirstTokenMs + perTokenMs * Math.max(0, completion.completionTokens - 1);
-    if (delay > 0) await sleep(delay);
+    if (delay > 0) await wait(delay);
     await write(0);
   } else {
-    if (timeToFirstTokenMs > 0) await sleep(timeToFirstTokenMs);
+    if (timeToFirstTokenMs > 0) await wait(timeToFirstTokenMs);
     for (let i = 0; i < frames.length; i++) {
       // Frames 0 (role) and 1 (first token) leave together; each later token perTokenMs apart.
-      if (i >= 2 && i <= completion.pieces.length && perTokenMs > 0) await sleep(perTokenMs);
+      if (i >= 2 && i <= completion.pieces.length && perTokenMs > 0) await wait(perTokenMs);
       await write(i);
     }
   }
@@ -239,7 +279,7 @@ export async function execute(
       id,
       sink.tamperFinish ? `${served}tampered` : served,
       BigInt(completion.promptTokens),
-      BigInt(completion.completionTokens),
+      BigInt(outputTokens),
     ),
   );
   session.mempool.prune(session.state);

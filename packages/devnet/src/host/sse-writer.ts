@@ -1,7 +1,7 @@
 // The chat/completions answer as Server-Sent Events (devshard-protocol.md §4.4): one `data:` line per
 // event, written straight to the socket so the receipt is on the wire before execution starts.
-// The writer also carries the stream faults: a cut (socket destroyed mid-stream) and a stall (held
-// open until the client leaves).
+// The writer also carries the stream faults: a cut (socket destroyed mid-stream), a stall (held
+// open until the client leaves) and the `slow` fault's waits (ended by `signal` when the client leaves).
 import { once } from 'node:events';
 import type { FastifyReply } from 'fastify';
 
@@ -10,12 +10,14 @@ export class SseWriter {
   #closed = false;
   #cut = false;
   readonly #closedPromise: Promise<void>;
+  readonly #gone = new AbortController();
 
   constructor(reply: FastifyReply) {
     reply.hijack();
     this.#raw = reply.raw;
     const markClosed = () => {
       this.#closed = true;
+      this.#gone.abort();
     };
     this.#closedPromise = once(this.#raw, 'close').then(markClosed, markClosed);
     this.#raw.writeHead(200, {
@@ -29,6 +31,11 @@ export class SseWriter {
   /** False once the client is gone or the stream was cut/ended. */
   get open(): boolean {
     return !this.#closed && !this.#cut && !this.#raw.destroyed && !this.#raw.writableEnded;
+  }
+
+  /** Aborted once the client has gone (or the socket closed): waits that only serve this client end there. */
+  get signal(): AbortSignal {
+    return this.#gone.signal;
   }
 
   /** Writes `data: <json>\n\n`. */

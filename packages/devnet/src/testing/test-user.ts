@@ -176,12 +176,13 @@ export class TestUser {
     address: string,
     route: string,
     body: Uint8Array,
-    opts: { key?: PrivateKey; timestamp?: bigint; version?: string; id?: string } = {},
+    opts: { key?: PrivateKey; timestamp?: bigint; version?: string; id?: string; signal?: AbortSignal } = {},
   ): Promise<Response> {
     const ts = opts.timestamp ?? this.now();
     const id = opts.id ?? this.id;
     return fetch(this.url(address, route, opts.version, id), {
       method: 'POST',
+      ...(opts.signal ? { signal: opts.signal } : {}),
       headers: {
         'content-type': 'application/json',
         'x-devshard-signature': signRequest(opts.key ?? this.key, id, body, ts),
