@@ -20,7 +20,9 @@ import { debugRoutes } from './admin/debug-routes.js';
 import { devshardsRoutes } from './admin/devshards-routes.js';
 import { escrowsRoutes } from './admin/escrows-routes.js';
 import { emptyIdFinalizeRoute, finalizeRoutes } from './admin/finalize-routes.js';
+import { hostsRoutes } from './admin/hosts-routes.js';
 import { keysRoutes } from './admin/keys-routes.js';
+import { requestsRoutes } from './admin/requests-routes.js';
 import { settingsRoutes } from './admin/settings-routes.js';
 import { usageRoutes } from './admin/usage-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
@@ -127,6 +129,8 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(debugRoutes, { ctx });
     await admin.register(keysRoutes, { ctx, envKeyDigests: deps.config.userKeyHashes });
     await admin.register(usageRoutes, { ctx });
+    await admin.register(hostsRoutes, { ctx });
+    await admin.register(requestsRoutes, { ctx });
   });
   if (deps.firstStart) await bootstrapEscrows(ctx, deps.config.escrowMode);
   return app;

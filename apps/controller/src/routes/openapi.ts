@@ -9,7 +9,7 @@ import { GATEWAY_VERSION } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 
 /** Routes that need `Authorization: Bearer <DEVSHARD_ADMIN_API_KEY>` (Fastify's `:param` form). */
-const SECURED = /^\/(v1\/admin|v1\/debug|devshard\/:id|v1\/finalize)/;
+const SECURED = /^\/(v1\/admin|v1\/debug|v1\/requests|devshard\/:id|v1\/finalize)/;
 
 export async function openApiRoutes(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {

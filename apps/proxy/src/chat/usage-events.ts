@@ -2,9 +2,38 @@
 // response path; a consumer group writes them to Postgres in batches, idempotent by request id
 // (apps/proxy/src/usage/). The cost is the served nonce's, read from the session at answer time.
 import type { InferenceCost } from '@gonka-gateway/devshard/session';
-import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
 import type { RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
+
+/** Which deadline of an attempt passed before it answered. */
+export type AttemptDeadline = 'receipt' | 'first_token' | 'stall' | 'hard';
+
+/**
+ * One attempt of a chat request (one escrow nonce sent to one participant), kept with the request's
+ * usage record (usage_records.attempts) so GET /v1/requests/{request_id} can show what happened.
+ * Times are ms since the request started.
+ */
+export interface AttemptRecord {
+  readonly escrow_id: string;
+  readonly nonce: string;
+  readonly participant: string;
+  /** Started by a deadline or failure of an earlier attempt. */
+  readonly hedge: boolean;
+  readonly started_ms: number;
+  readonly receipt_ms?: number;
+  readonly first_token_ms?: number;
+  readonly ended_ms?: number;
+  readonly deadlines_hit: readonly AttemptDeadline[];
+  readonly outcome: 'served' | 'failed' | 'cancelled' | 'deterministic_error';
+  /** Short code, e.g. 'receipt_timeout', 'http_503'. */
+  readonly error?: string;
+  readonly output_tokens?: number;
+  /** ngonka, at answer time. */
+  readonly cost?: string;
+  readonly cost_final?: boolean;
+  /** Nonces spent fee-only to skip quarantined or already-tried participants. */
+  readonly burned_nonces?: readonly string[];
+}
 
 export interface UsageRecord {
   readonly requestId: string;
@@ -20,25 +49,15 @@ export interface UsageRecord {
   readonly replicaId: string;
   /** ngonka of the last nonce (the one that served); undefined when no nonce was spent here. */
   readonly cost?: InferenceCost | undefined;
-}
-
-/**
- * The served nonce's cost on this replica's session. Earlier attempts' nonces (a retry before the
- * first byte) may sit on other escrows and are not charged here; their records list them in `nonces`.
- */
-export function servedCost(
-  sessions: Pick<OwnedSessions, 'inferenceCost'>,
-  escrowId: bigint | undefined,
-  nonces: readonly bigint[],
-): InferenceCost | undefined {
-  const nonce = nonces.at(-1);
-  return escrowId === undefined || nonce === undefined ? undefined : sessions.inferenceCost(escrowId, nonce);
+  /** Every attempt, in the order they started; sent as one JSON field `attempts`. */
+  readonly attempts?: readonly AttemptRecord[];
 }
 
 /** Bounded stream: the consumer keeps up long before this many records wait. */
 const STREAM_MAXLEN = 1_000_000;
 
 export function sendUsage(redis: Redis, keys: RedisKeys, r: UsageRecord): Promise<unknown> {
+  const attempts = r.attempts === undefined ? [] : ['attempts', JSON.stringify(r.attempts)];
   return redis.xadd(
     keys.usageStream,
     'MAXLEN',
@@ -73,5 +92,6 @@ export function sendUsage(redis: Redis, keys: RedisKeys, r: UsageRecord): Promis
     r.replicaId,
     'at_ms',
     String(Date.now()),
+    ...attempts,
   );
 }

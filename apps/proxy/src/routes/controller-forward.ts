@@ -1,6 +1,7 @@
-// Admin, debug and finalize routes (spec §4) forwarded to the controller with @fastify/reply-from,
-// streamed both ways, so one {gateway_url} serves the whole API (architecture §1). The controller
-// checks the admin key itself; the body is passed through unparsed.
+// Admin, debug, request-record (/v1/requests/{request_id}) and finalize routes (spec §4) forwarded
+// to the controller with @fastify/reply-from, streamed both ways, so one {gateway_url} serves the
+// whole API (architecture §1). The controller checks the admin key itself; the body is passed
+// through unparsed.
 import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance } from 'fastify';
 
@@ -11,7 +12,7 @@ export async function controllerForward(app: FastifyInstance, o: { controllerUrl
   await app.register(replyFrom, { base: o.controllerUrl });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-  for (const url of ['/v1/admin/*', '/v1/debug/*', '/v1/finalize', FINALIZE_ONE]) {
+  for (const url of ['/v1/admin/*', '/v1/debug/*', '/v1/requests/*', '/v1/finalize', FINALIZE_ONE]) {
     app.route({
       method: METHODS,
       url,

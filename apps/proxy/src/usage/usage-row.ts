@@ -19,6 +19,8 @@ export interface UsageRow {
   readonly replica_id: string;
   /** ISO time the proxy answered. */
   readonly at: string;
+  /** The request's attempts (chat/usage-events.ts AttemptRecord[]) as sent; null when none came. */
+  readonly attempts: readonly unknown[] | null;
 }
 
 const UINT = /^\d{1,20}$/;
@@ -57,7 +59,19 @@ export function usageRowOf(fields: readonly string[]): UsageRow | undefined {
     ttft_ms: f.get('ttft_ms') ? int('ttft_ms') : null,
     replica_id: f.get('replica_id') ?? '',
     at: new Date(at).toISOString(),
+    attempts: attemptsOf(f.get('attempts')),
   };
+}
+
+/** The `attempts` field: a JSON array, or null when absent or unreadable (the row is kept either way). */
+function attemptsOf(value: string | undefined): readonly unknown[] | null {
+  if (!value) return null;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import {
 } from '@gonka-gateway/shared/testing';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendUsage, type UsageRecord } from '../chat/usage-events.js';
+import { type AttemptRecord, sendUsage, type UsageRecord } from '../chat/usage-events.js';
 import { usageRowOf } from './usage-row.js';
 import { insertUsageRows, USAGE_GROUP, UsageWriter } from './usage-writer.js';
 
@@ -145,6 +145,60 @@ describe('usage writer', () => {
       ['final-d', null, false],
     ]);
     expect(await pending(keys)).toBe(0);
+  });
+
+  it("stores the request's attempts as sent, null without them, and keeps them when the final cost comes", async () => {
+    const keys = redisKeys(`${redis.prefix}attempts:`);
+    const w = writer(keys, 'replica-t');
+    await w.ensureGroup();
+    const attempts: AttemptRecord[] = [
+      {
+        escrow_id: '7',
+        nonce: '11',
+        participant: 'gonka1slow',
+        hedge: false,
+        started_ms: 0,
+        receipt_ms: 40,
+        ended_ms: 2_050,
+        deadlines_hit: ['first_token'],
+        outcome: 'cancelled',
+        error: 'first_token_timeout',
+        burned_nonces: ['10'],
+      },
+      {
+        escrow_id: '7',
+        nonce: '12',
+        participant: 'gonka1fast',
+        hedge: true,
+        started_ms: 2_000,
+        receipt_ms: 2_030,
+        first_token_ms: 2_210,
+        ended_ms: 3_400,
+        deadlines_hit: [],
+        outcome: 'served',
+        output_tokens: 9,
+        cost: '900',
+        cost_final: false,
+      },
+    ];
+    await sendUsage(redis.redis, keys, { ...record('attempts-a', { cost: 900n, final: false }), attempts });
+    await sendUsage(redis.redis, keys, record('attempts-b'));
+    await w.step(redis.redis, '>', false);
+    // The final cost of a later event without attempts leaves the stored ones.
+    await sendUsage(redis.redis, keys, record('attempts-a', { cost: 321n, final: true }));
+    await w.step(redis.redis, '>', false);
+    const stored = await sql<{ request_id: string; attempts: unknown; cost: string }[]>`
+      select request_id, attempts, cost::text from usage_records
+      where request_id like 'attempts-%' order by request_id`;
+    expect(stored).toEqual([
+      { request_id: 'attempts-a', attempts, cost: '321' },
+      { request_id: 'attempts-b', attempts: null, cost: null },
+    ]);
+    expect(usageRowOf(['request_id', 'x', 'status', '200', 'at_ms', '1', 'attempts', '{oops'])).toMatchObject(
+      {
+        attempts: null,
+      },
+    );
   });
 
   it('the loop acknowledges a batch with its next read (one write per window), and what is left at stop', async () => {

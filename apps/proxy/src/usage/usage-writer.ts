@@ -209,12 +209,13 @@ export class UsageWriter {
 export async function insertUsageRows(sql: postgres.Sql, rows: readonly UsageRow[]): Promise<void> {
   await sql`
     insert into usage_records (request_id, key_id, model, escrow_id, nonce, nonces, input_tokens,
-      output_tokens, cost, cost_final, status, total_ms, ttft_ms, replica_id, at)
+      output_tokens, cost, cost_final, status, total_ms, ttft_ms, replica_id, at, attempts)
     select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(request_id text, key_id text,
       model text, escrow_id numeric, nonce numeric, nonces text, input_tokens integer,
       output_tokens integer, cost numeric, cost_final boolean, status smallint, total_ms integer,
-      ttft_ms integer, replica_id text, at timestamptz)
+      ttft_ms integer, replica_id text, at timestamptz, attempts jsonb)
     on conflict (request_id) do update
-      set cost = excluded.cost, cost_final = true, updated_at = now()
+      set cost = excluded.cost, cost_final = true, updated_at = now(),
+          attempts = coalesce(excluded.attempts, usage_records.attempts)
       where excluded.cost_final and not usage_records.cost_final`;
 }

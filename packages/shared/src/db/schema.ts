@@ -373,6 +373,11 @@ export const usageRecords = pgTable(
     totalMs: integer('total_ms').notNull(),
     ttftMs: integer('ttft_ms'),
     replicaId: text('replica_id').notNull(),
+    /**
+     * Every attempt of the request (the proxy's AttemptRecord list, apps/proxy/src/chat/usage-events.ts):
+     * participant, timings, deadlines hit, outcome, nonces burned; null when the proxy sent none.
+     */
+    attempts: jsonb('attempts'),
     /** When the proxy answered (the event's time), not when the row was written. */
     at: timestamp('at', { withTimezone: true }).notNull(),
     createdAt: createdAt(),

@@ -61,6 +61,14 @@ export function redisKeys(prefix: string) {
     chainPhaseChanges: k('chain:phase:changes'),
     /** One rotation tick at a time across controllers (`SET NX PX`, holder token as value). */
     rotationTickLock: k('rotation:tick-lock'),
+    /**
+     * Fleet-wide serving health of one participant for one model (host-health.ts): a hash per
+     * (model, participant), the set of `${model}|${participant}` members of every record, and the
+     * pub/sub channel announcing an operator lift (payload: the member).
+     */
+    hostHealth: (model: string, participant: string) => k(`host:${model}:${participant}`),
+    hostHealthIndex: k('hosts'),
+    hostHealthChanges: k('hosts:changes'),
     /** Stream of usage events (one per completed chat request). */
     usageStream: k('usage'),
   };
