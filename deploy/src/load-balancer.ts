@@ -75,8 +75,15 @@ export interface HaproxyLayout {
  */
 export function haproxyConfig(layout: HaproxyLayout): string {
   const init = layout.dockerDns ? ' resolvers docker init-addr last,libc,none' : '';
+  // A replica is in rotation only while /readyz answers 200 (apps/proxy routes/health.ts: the pool
+  // and the settings read). One 200 brings it back (rise 1): readiness is the whole test. A replica
+  // that dies is taken out by the first connection it refuses to real traffic (observe layer4,
+  // error-limit 1, on-error mark-down; the request is retried on another replica), so a restarted
+  // one is never sent traffic before its /readyz says 200; without traffic two failed checks take
+  // it out, the second one 250 ms after the first (fastinter).
   const servers = layout.servers.map(
-    (b) => `  server ${b.name} ${b.address} check inter 1s fall 2 rise 1${init}`,
+    (b) =>
+      `  server ${b.name} ${b.address} check inter 1s fastinter 250ms fall 2 rise 1 observe layer4 error-limit 1 on-error mark-down${init}`,
   );
   return [
     `# ${layout.header}`,

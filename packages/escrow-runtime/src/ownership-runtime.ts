@@ -21,6 +21,13 @@ export interface OwnershipRuntimeOptions extends Omit<OwnedSessionsOptions, 'log
   /** Unowned this long → claimed beyond the fair share (default: the lease TTL). */
   readonly overdueAfterMs?: number;
   /**
+   * A connection in subscriber mode (may be shared) on which the claim loop follows `pool:changes`,
+   * so a newly registered or activated escrow is claimed at once (claim-loop.ts). Not closed here.
+   */
+  readonly subscriber?: Redis;
+  /** How long an announced escrow waits for a replica below its share (ClaimLoop, default 250 ms). */
+  readonly announcedGraceMs?: number;
+  /**
    * Every Redis command of the runtime fails after this long (default TTL/3, at least 100 ms), so
    * claiming and close() go on while Redis is down. The runtime opens its own connection for it.
    */
@@ -59,13 +66,15 @@ export class OwnershipRuntime {
       target: this.sessions,
       everyMs: options.claimEveryMs ?? Math.max(50, Math.floor(options.leaseTtlMs / 3)),
       overdueAfterMs: options.overdueAfterMs ?? options.leaseTtlMs,
+      ...(options.subscriber ? { subscriber: options.subscriber } : {}),
+      ...(options.announcedGraceMs !== undefined ? { announcedGraceMs: options.announcedGraceMs } : {}),
       onError,
     });
   }
 
   async start(): Promise<void> {
     await this.directory.start();
-    this.claims.start();
+    await this.claims.start();
   }
 
   /** Stops claiming, leaves the directory (others take the share at once), drains every session. */

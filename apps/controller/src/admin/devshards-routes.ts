@@ -1,6 +1,7 @@
 // /v1/admin/devshards (spec §4, §3.1): list and show registered escrows, register an existing
 // on-chain escrow (or import it inactive for a hot swap), activate/deactivate routing, and DELETE
-// the local record. Choices where the spec says "not shown" are in the README's table.
+// the local record. Choices where the spec says "not shown" are in the README's table. A register
+// with `wait_until_serving` answers once a proxy replica serves the escrow (bounded; escrow/serving.ts).
 import { queryChainId } from '@gonka-gateway/chain';
 import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
@@ -9,8 +10,10 @@ import { resolveCreatorKey } from '../escrow/creator-key.js';
 import { escrowViewSchema, readEscrowViews } from '../escrow/escrow-view.js';
 import { inFlightCount, publishActivated, publishPoolStatus, removeFromPool } from '../escrow/pool-status.js';
 import { registerEscrow } from '../escrow/register.js';
+import { waitUntilServing } from '../escrow/serving.js';
 import { setRoutable } from '../escrow/transitions.js';
 import type { ControllerJobs } from '../jobs/workers.js';
+import { SERVING_SCHEMA, WAIT_UNTIL_SERVING_SCHEMA } from './escrows-routes.js';
 import { envNameSchema, errorResponses, escrowIdParams, toUint, uintSchema } from './schemas.js';
 
 interface RegisterBody {
@@ -18,6 +21,7 @@ interface RegisterBody {
   private_key?: string;
   private_key_env?: string;
   active?: boolean;
+  wait_until_serving?: boolean;
 }
 
 const registerBody = {
@@ -29,10 +33,18 @@ const registerBody = {
     private_key: { type: 'string', description: '64 hex characters; stored encrypted, never returned.' },
     private_key_env: envNameSchema,
     active: { type: 'boolean' },
+    wait_until_serving: WAIT_UNTIL_SERVING_SCHEMA,
   },
 } as const;
 
 const viewResponse = { 200: escrowViewSchema, 201: escrowViewSchema, ...errorResponses } as const;
+
+/** The item, plus `serving` when the register asked for wait_until_serving. */
+const registeredSchema = {
+  ...escrowViewSchema,
+  properties: { ...escrowViewSchema.properties, serving: SERVING_SCHEMA },
+} as const;
+const registeredResponse = { 200: registeredSchema, 201: registeredSchema, ...errorResponses } as const;
 
 type IdParams = { Params: { id: string } };
 
@@ -86,7 +98,12 @@ export async function devshardsRoutes(
         active: body.active ?? defaultActive,
       });
       reply.status(inserted ? 201 : 200);
-      return one(escrowId);
+      if (body.wait_until_serving !== true) return one(escrowId);
+      const registered = await one(escrowId);
+      // Only an active escrow is ever claimed (an import is inactive): nothing else is waited for.
+      if (registered.state !== 'active' || !registered.active) return { ...registered, serving: false };
+      const serving = await waitUntilServing(ctx, escrowId);
+      return { ...(await one(escrowId)), serving };
     };
 
   app.post<{ Body: RegisterBody }>(
@@ -94,7 +111,7 @@ export async function devshardsRoutes(
     {
       schema: {
         body: registerBody,
-        response: viewResponse,
+        response: registeredResponse,
       },
     },
     register(true),
@@ -105,7 +122,7 @@ export async function devshardsRoutes(
     {
       schema: {
         body: registerBody,
-        response: viewResponse,
+        response: registeredResponse,
       },
     },
     register(false),

@@ -3,10 +3,13 @@
 // nothing; the create itself is the `create-escrow` job (jobs/create-escrow-job.ts, guarantees in
 // escrow/create.ts), whose answer the request waits for. When the wait runs out the answer is 202
 // with the job id and the tx hash; GET /v1/admin/escrows/jobs/{job_id} follows the job.
+// With `wait_until_serving` a registered escrow's answer also waits (bounded) until a proxy replica
+// owns it and serves it, and says so in `serving` (escrow/serving.ts).
 import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import type { ControllerContext } from '../controller-context.js';
 import {
+  type CreateEscrowResponse,
   createRequestKey,
   createTxHash,
   fingerprintOf,
@@ -14,6 +17,7 @@ import {
   storeKeySource,
 } from '../escrow/create.js';
 import { resolveCreatorKey } from '../escrow/creator-key.js';
+import { SERVING_WAIT_MS, waitUntilServing } from '../escrow/serving.js';
 import { decodeJobError } from '../jobs/create-escrow-job.js';
 import type { ControllerJobs } from '../jobs/workers.js';
 import { envNameSchema, errorResponses, toUint, uintSchema } from './schemas.js';
@@ -23,9 +27,25 @@ interface CreateBody {
   model_id: string;
   chain_id: string;
   register?: boolean;
+  wait_until_serving?: boolean;
   private_key?: string;
   private_key_env?: string;
 }
+
+/** The `serving` answer of a create or register that asked for `wait_until_serving`. */
+export const SERVING_SCHEMA = {
+  type: 'boolean',
+  description:
+    'Only with wait_until_serving: a proxy replica owns the escrow and serves it (pool status active, owner set). ' +
+    `false when that did not happen within ${SERVING_WAIT_MS / 1000} s, or the escrow is not registered active.`,
+} as const;
+
+/** The body field that asks for it. */
+export const WAIT_UNTIL_SERVING_SCHEMA = {
+  type: 'boolean',
+  default: false,
+  description: `Answer once a proxy replica serves the escrow (at most ${SERVING_WAIT_MS / 1000} s more); the answer gains \`serving\`.`,
+} as const;
 
 const createdSchema = {
   type: 'object',
@@ -35,6 +55,7 @@ const createdSchema = {
     tx_hash: { type: 'string' },
     creator: { type: 'string' },
     registered: { type: 'boolean' },
+    serving: SERVING_SCHEMA,
   },
 } as const;
 
@@ -52,6 +73,7 @@ const createSchema = {
       model_id: { type: 'string', minLength: 1, maxLength: 256 },
       chain_id: { type: 'string', minLength: 1, maxLength: 128 },
       register: { type: 'boolean', default: false },
+      wait_until_serving: WAIT_UNTIL_SERVING_SCHEMA,
       private_key: { type: 'string', description: '64 hex characters; stored encrypted, never returned.' },
       private_key_env: {
         ...envNameSchema,
@@ -69,6 +91,7 @@ const createSchema = {
         job_id: { type: 'string' },
         state: { type: 'string' },
         tx_hash: { type: ['string', 'null'], description: 'The committed create tx, once it is signed.' },
+        serving: SERVING_SCHEMA,
       },
     },
     ...errorResponses,
@@ -131,17 +154,27 @@ export async function escrowsRoutes(
         keySource: source,
         requestKey,
       };
+      // Not part of the create's fingerprint: it changes the answer, not the escrow.
+      const waitServing = body.wait_until_serving === true;
+      const withServing = async (created: CreateEscrowResponse) =>
+        waitServing
+          ? {
+              ...created,
+              serving: created.registered && (await waitUntilServing(ctx, BigInt(created.escrow_id))),
+            }
+          : created;
       const checked = await precheckCreate(ctx, req);
-      if (checked.stored) return checked.stored;
+      if (checked.stored) return withServing(checked.stored);
       const answer = await jobs.runCreate(
         { request_key: requestKey, request: fingerprintOf(req), key_source: storeKeySource(source) },
         options.waitMs,
       );
-      if ('done' in answer) return answer.done;
+      if ('done' in answer) return withServing(answer.done);
       return reply.code(202).send({
         job_id: answer.pending.jobId,
         state: answer.pending.state,
         tx_hash: await createTxHash(ctx, requestKey),
+        ...(waitServing ? { serving: false } : {}),
       });
     },
   );

@@ -1,6 +1,7 @@
 // SettingsSource against real Postgres and Redis: the `settings:changes` message is what makes a
 // replica read (no one-second poll while subscribed), a change published while the subscription was
 // down is read once it is back, and a message that arrives during a read gets a read of its own.
+// `loaded` (readiness) waits for a first read that succeeded, retried every second until then.
 import { once } from 'node:events';
 import { type GatewayConfig, redisKeys } from '@gonka-gateway/shared';
 import {
@@ -77,6 +78,7 @@ async function startSource(
     keys?: ReturnType<typeof countingKeys>;
     refreshEveryMs?: number;
     unsubscribedRefreshEveryMs?: number;
+    onError?: (error: Error) => void;
   } = {},
 ): Promise<{ source: SettingsSource; sub: Redis }> {
   const sub = await newSubscriber();
@@ -178,5 +180,24 @@ describe('SettingsSource', () => {
     release();
     await expect.poll(() => source.current.revision).toBe(revision);
     expect(keys.reads).toBe(before + 2);
+  });
+
+  it('is loaded once a read succeeds, reading every second until then even while subscribed', async () => {
+    // The settings table cannot be read: the first read fails (a database being restored, say).
+    await db.sql`alter table settings rename to settings_away`;
+    const errors: Error[] = [];
+    try {
+      const { source } = await startSource({ refreshEveryMs: 600_000, onError: (e) => errors.push(e) });
+      expect(source.loaded).toBe(false);
+      expect(errors.length).toBeGreaterThan(0);
+      expect(source.refreshEveryMs).toBe(SETTINGS_UNSUBSCRIBED_REREAD_MS);
+    } finally {
+      await db.sql`alter table settings_away rename to settings`;
+    }
+    // The one-second read succeeds now; the safety period applies from then on.
+    await expect.poll(() => source?.loaded, { timeout: 5_000 }).toBe(true);
+    expect(source?.refreshEveryMs).toBe(600_000);
+    const [row] = await db.sql<{ revision: string }[]>`select revision::text as revision from settings`;
+    expect(source?.current.revision).toBe(BigInt(row!.revision));
   });
 });

@@ -8,7 +8,10 @@
 //   - every second while the subscription is down (no message can arrive, so the one-second bound
 //     is kept by reading);
 //   - every 30 s while subscribed, a safety net for a message lost in a way this replica cannot see
-//     (a publish that failed after the controller's commit, a connection that died without closing).
+//     (a publish that failed after the controller's commit, a connection that died without closing);
+//   - every second until a first read has succeeded: until then the replica is not ready
+//     (`loaded`, routes/health.ts), because bootstrap values may be wrong for a gateway whose
+//     admin changed its settings (access modes, disabled mode, max_tokens; spec §2.4).
 // A fixed one-second re-read cost every replica 3–4 statements a second for settings that rarely change.
 import { type Database, type GatewayConfig, readSettings } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
@@ -89,6 +92,8 @@ export class SettingsSource {
   /** Whether the SUBSCRIBE is acknowledged on the current connection (messages can arrive). */
   #subscribed = false;
   #subscribePending = false;
+  /** A read (settings row and stored keys) has succeeded. */
+  #loaded = false;
   #stopped = false;
   readonly #onMessage = (channel: string): void => {
     if (channel === this.#o.channel) void this.#readAfterNow().catch(this.#reportError);
@@ -116,10 +121,18 @@ export class SettingsSource {
     return this.#current;
   }
 
-  /** The period of the next planned re-read: the safety period while subscribed, else one second. */
+  /** Whether a read of the settings and the stored keys has completed (readiness). */
+  get loaded(): boolean {
+    return this.#loaded;
+  }
+
+  /**
+   * The period of the next planned re-read: the safety period while subscribed and loaded, else one
+   * second.
+   */
   get refreshEveryMs(): number {
     const safety = this.#o.refreshEveryMs ?? SETTINGS_SAFETY_REREAD_MS;
-    if (this.#subscribed) return safety;
+    if (this.#subscribed && this.#loaded) return safety;
     // Never slower than while subscribed (a test's short safety period stays short).
     return Math.min(safety, this.#o.unsubscribedRefreshEveryMs ?? SETTINGS_UNSUBSCRIBED_REREAD_MS);
   }
@@ -143,6 +156,11 @@ export class SettingsSource {
       try {
         const [row] = await Promise.all([readSettings(this.#o.database.db), this.#o.keys?.reload()]);
         if (row && row.revision !== this.#current.revision) this.#current = fromRow(row);
+        if (!this.#loaded) {
+          this.#loaded = true;
+          // Loaded now: the next planned read moves to the safety period while subscribed.
+          if (this.#timer !== undefined) this.#schedule();
+        }
       } finally {
         this.#loading = undefined;
       }

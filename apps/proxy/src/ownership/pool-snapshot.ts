@@ -4,6 +4,10 @@
 // the snapshot re-reads when told, at most once per changeGapMs, and otherwise on a slow period that
 // catches a lost message (Redis restart) and replicas whose registration expired. A short fixed
 // period cost every idle replica ten Redis round trips a second for a pool that did not change.
+// An announcement about an escrow this replica cannot route to yet (not in the snapshot, or not
+// active with an owner: just registered, just claimed) is read at once, not after the gap: a new
+// escrow serves on every replica as soon as its owner has published it. Until the first read
+// succeeds (readiness waits for it), a failed read is retried every second.
 
 import type { LiveReplica, ReplicaDirectory } from '@gonka-gateway/escrow-runtime';
 import { decodePoolState, type PoolEscrowState, type RedisKeys } from '@gonka-gateway/shared';
@@ -18,7 +22,7 @@ export interface PoolSnapshotOptions {
    * one the snapshot is only as fresh as refreshEveryMs.
    */
   readonly subscriber?: Redis;
-  /** Re-read period when no change is announced (default 5 s). */
+  /** Re-read period when no change is announced (default 5 s; at most 1 s until the first read succeeded). */
   readonly refreshEveryMs?: number;
   /**
    * Announced changes are read at most this often (default 500 ms): a busy owner publishes its
@@ -30,11 +34,16 @@ export interface PoolSnapshotOptions {
   readonly onRead?: (escrows: readonly PoolEscrowState[]) => void;
 }
 
+/** Retry period of a failed first read: readiness (routes/health.ts) waits for one to succeed. */
+const FIRST_READ_RETRY_MS = 1_000;
+
 export class PoolSnapshot {
   readonly #o: PoolSnapshotOptions;
   #escrows: readonly PoolEscrowState[] = [];
   /** The models of #escrows, made once per read: every chat request asks (issue 10). */
   #models: ReadonlySet<string> = new Set();
+  /** Escrows other replicas can forward to (active, with an owner); made once per read. */
+  #routable: ReadonlySet<string> = new Set();
   #replicas: readonly LiveReplica[] = [];
   #loadedAt: number | undefined;
   /** The next planned read, and when it is due (performance.now()). */
@@ -44,11 +53,11 @@ export class PoolSnapshot {
   /** performance.now() when the last read started. */
   #readAt = Number.NEGATIVE_INFINITY;
   #stopped = false;
-  readonly #onMessage = (channel: string): void => {
-    if (channel === this.#o.keys.poolChanges) this.#changed();
+  readonly #onMessage = (channel: string, message: string): void => {
+    if (channel === this.#o.keys.poolChanges) this.#changed(!this.#routable.has(message));
   };
   /** Back after a disconnect (ioredis subscribes again): what changed meanwhile was never announced. */
-  readonly #onReconnect = (): void => this.#changed();
+  readonly #onReconnect = (): void => this.#changed(false);
 
   constructor(options: PoolSnapshotOptions) {
     this.#o = options;
@@ -84,7 +93,7 @@ export class PoolSnapshot {
       await sub.subscribe(this.#o.keys.poolChanges).catch((error: Error) => this.#o.onError?.(error));
     }
     await this.refresh().catch((error: Error) => this.#o.onError?.(error));
-    this.#schedule(this.#o.refreshEveryMs ?? 5_000);
+    this.#schedule(this.#period());
   }
 
   refresh(): Promise<void> {
@@ -111,6 +120,9 @@ export class PoolSnapshot {
         }
         this.#escrows = escrows;
         this.#models = new Set(escrows.map((e) => e.modelId));
+        this.#routable = new Set(
+          escrows.filter((e) => e.status === 'active' && e.owner).map((e) => e.escrowId.toString()),
+        );
         this.#replicas = await this.#o.directory.live();
         this.#loadedAt = Date.now();
         this.#o.onRead?.(escrows);
@@ -128,10 +140,13 @@ export class PoolSnapshot {
     this.#o.subscriber?.off('ready', this.#onReconnect);
   }
 
-  /** A change was announced: read it now, or once changeGapMs after the last read started. */
-  #changed(): void {
+  /**
+   * A change was announced: read it now when `urgent` (an escrow not routable here yet), otherwise
+   * once changeGapMs after the last read started.
+   */
+  #changed(urgent: boolean): void {
     if (this.#stopped) return;
-    const gap = this.#o.changeGapMs ?? 500;
+    const gap = urgent ? 0 : (this.#o.changeGapMs ?? 500);
     const next = Math.max(0, this.#readAt + gap - performance.now());
     // A read already planned sooner covers this change too.
     if (this.#timer && this.#dueAt <= performance.now() + next) return;
@@ -153,6 +168,12 @@ export class PoolSnapshot {
     // A read in progress started before the change that scheduled this one: wait for it, then read.
     await this.#loading?.catch(() => undefined);
     await this.refresh().catch((error: Error) => this.#o.onError?.(error));
-    if (!this.#timer) this.#schedule(this.#o.refreshEveryMs ?? 5_000);
+    if (!this.#timer) this.#schedule(this.#period());
+  }
+
+  /** The slow period, or the retry period while no read has succeeded yet. */
+  #period(): number {
+    const every = this.#o.refreshEveryMs ?? 5_000;
+    return this.loaded ? every : Math.min(every, FIRST_READ_RETRY_MS);
   }
 }

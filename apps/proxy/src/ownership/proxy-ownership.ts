@@ -34,6 +34,11 @@ export interface ProxyOwnershipOptions {
   /** Pending host txs flushed after this long without a request (default 10 s). */
   readonly flushIdleMs?: number;
   readonly maintenanceEveryMs?: number;
+  /**
+   * The app's subscriber connection: the claim loop follows `pool:changes` on it, so an escrow the
+   * controller registers or activates is claimed on the announcement, not on the next claim pass.
+   */
+  readonly subscriber?: Redis;
   readonly log?: Logger;
   /** Every session event of every owned escrow (the proxy's metrics). */
   readonly onSessionEvent?: (escrowId: bigint, event: SessionEvent) => void;
@@ -75,6 +80,7 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     ...(options.flushIdleMs !== undefined ? { flushIdleMs: options.flushIdleMs } : {}),
     ...(options.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: options.maintenanceEveryMs } : {}),
     ...(options.onSessionEvent ? { onSessionEvent: options.onSessionEvent } : {}),
+    ...(options.subscriber ? { subscriber: options.subscriber } : {}),
     ...(log ? { log } : {}),
   });
   return {

@@ -3,6 +3,14 @@
 // claim unowned ones up to this replica's fair share and hand back those it should not keep. After
 // a replica dies (or Redis loses everything) its escrows are unleased within one TTL and claimed by
 // the next passes of the survivors.
+//
+// A new escrow does not wait for the next pass. The controller announces every pool change on
+// `pool:changes` after its Postgres commit, a registration or an activation included (architecture
+// §1: "It publishes every pool change to Redis"), so an announced escrow id this loop does not know
+// as active starts a pass at once. In that pass a replica below its share claims it at once; after a
+// short grace (announcedGraceMs) any replica claims it beyond the share, the way an overdue escrow
+// is claimed, so a miscounted directory cannot keep it waiting for overdueAfterMs. The first lease
+// taken wins (SET NX); the fair share rebalances later, one escrow per pass.
 import { performance } from 'node:perf_hooks';
 import type { RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
@@ -31,6 +39,16 @@ export interface ClaimLoopOptions {
   readonly everyMs?: number;
   /** An escrow unowned this long is claimed even beyond the fair share (default 2 s). */
   readonly overdueAfterMs?: number;
+  /**
+   * A connection in subscriber mode for `keys.poolChanges` (shared with other followers of the
+   * channel; never closed here). Without one, a new escrow waits for the next periodic pass.
+   */
+  readonly subscriber?: Redis;
+  /**
+   * How long an announced new escrow waits for a replica below its share before any replica claims
+   * it beyond the share (default 250 ms).
+   */
+  readonly announcedGraceMs?: number;
   readonly onError?: (error: Error) => void;
 }
 
@@ -39,33 +57,69 @@ export interface ClaimPassResult {
   readonly released: bigint[];
 }
 
+export const ANNOUNCED_GRACE_MS = 250;
+
 export class ClaimLoop {
   readonly #o: ClaimLoopOptions;
   readonly #unownedSince = new Map<bigint, number>();
   readonly #releasing = new Set<bigint>();
+  /** The active escrows of the last pass: an announcement of one of these starts nothing. */
+  #known: ReadonlySet<bigint> = new Set();
+  /** Escrows announced while not known as active, and when (performance.now()). */
+  readonly #announced = new Map<bigint, number>();
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<unknown> | undefined;
+  /** An announcement arrived during a pass: the next one starts as soon as it ends. */
+  #again = false;
+  /** When the next pass is due for an announced escrow whose grace runs out (performance.now()). */
+  #graceEndsAt = Number.POSITIVE_INFINITY;
   #stopped = false;
+  readonly #onMessage = (channel: string, message: string): void => {
+    if (channel !== this.#o.keys.poolChanges || this.#stopped) return;
+    let id: bigint;
+    try {
+      id = BigInt(message);
+    } catch {
+      return; // not an escrow id: nothing to claim
+    }
+    if (this.#known.has(id)) return;
+    if (!this.#announced.has(id)) this.#announced.set(id, performance.now());
+    this.#passSoon();
+  };
+  /** Back after a disconnect: what was announced meanwhile never arrived. */
+  readonly #onReconnect = (): void => this.#passSoon();
 
   constructor(options: ClaimLoopOptions) {
     this.#o = options;
   }
 
-  start(): void {
+  /** Subscribes (when given a subscriber), then runs the first pass at once. */
+  async start(): Promise<void> {
     this.#stopped = false;
-    this.#schedule(0);
+    const sub = this.#o.subscriber;
+    if (sub) {
+      sub.on('message', this.#onMessage);
+      sub.on('ready', this.#onReconnect);
+      // Subscribed before the first pass reads Postgres, so no registration falls between the two.
+      await sub.subscribe(this.#o.keys.poolChanges).catch((error: Error) => this.#o.onError?.(error));
+    }
+    if (!this.#stopped) this.#schedule(0);
   }
 
   /** Stops scheduling passes and waits for the one running. */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    this.#o.subscriber?.off('message', this.#onMessage);
+    this.#o.subscriber?.off('ready', this.#onReconnect);
     await this.#running;
   }
 
   /** One pass (also callable directly, e.g. by tests or right after start-up). */
   async pass(): Promise<ClaimPassResult> {
     const { sql, redis, keys, directory, target } = this.#o;
+    // Announced before this read, so visible in it (the controller publishes after its commit).
+    const announced = new Map(this.#announced);
     const escrows = await readActiveEscrows(sql);
     const replicas = await directory.live();
     const liveReplicas = Math.max(
@@ -73,6 +127,7 @@ export class ClaimLoop {
       replicas.length + (replicas.some((r) => r.replicaId === directory.replicaId) ? 0 : 1),
     );
     const ids = escrows.map((e) => e.escrowId);
+    this.#known = new Set(ids);
     const leases = ids.length > 0 ? await redis.mget(...ids.map((id) => keys.escrowLease(id))) : [];
     const mine = target.owned();
     const leased = new Set(ids.filter((id, i) => leases[i] !== null || mine.has(id)));
@@ -86,7 +141,21 @@ export class ClaimLoop {
     for (const id of [...this.#unownedSince.keys()])
       if (leased.has(id) || !ids.includes(id)) this.#unownedSince.delete(id);
     for (const id of free) if (!this.#unownedSince.has(id)) this.#unownedSince.set(id, now);
-    const overdue = new Set(free.filter((id) => now - this.#unownedSince.get(id)! >= overdueAfter));
+    const grace = this.#o.announcedGraceMs ?? ANNOUNCED_GRACE_MS;
+    const overdue = new Set(
+      free.filter((id) => {
+        if (now - this.#unownedSince.get(id)! >= overdueAfter) return true;
+        const at = announced.get(id);
+        return at !== undefined && now - at >= grace;
+      }),
+    );
+    // An announced escrow still in its grace gets a pass when the grace ends; one that is owned,
+    // faulted or not active is forgotten.
+    this.#graceEndsAt = Number.POSITIVE_INFINITY;
+    for (const [id, at] of announced) {
+      if (!free.includes(id) || faulted.has(id)) this.#announced.delete(id);
+      else if (!overdue.has(id)) this.#graceEndsAt = Math.min(this.#graceEndsAt, at + grace);
+    }
 
     const plan = planClaims({
       replicaId: directory.replicaId,
@@ -123,14 +192,29 @@ export class ClaimLoop {
     return { claimed, released };
   }
 
+  /** A pass now, or right after the one running (an announcement during a pass may be past its read). */
+  #passSoon(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#schedule(0);
+  }
+
   #schedule(delayMs: number): void {
     if (this.#stopped) return;
+    clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
+      this.#timer = undefined;
       const run = this.pass()
         .catch((error: Error) => this.#o.onError?.(error))
         .finally(() => {
           if (this.#running === run) this.#running = undefined;
-          this.#schedule(this.#o.everyMs ?? 500);
+          const again = this.#again;
+          this.#again = false;
+          const untilGraceEnds = Math.max(0, this.#graceEndsAt - performance.now());
+          this.#schedule(again ? 0 : Math.min(this.#o.everyMs ?? 500, untilGraceEnds));
         });
       this.#running = run;
     }, delayMs);
