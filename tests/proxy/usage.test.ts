@@ -88,7 +88,7 @@ describe('usage records', () => {
         replica_id: replica.replicaId,
         cost: entry!.cost.toString(),
       });
-      // A stream without a usage frame counts chunks (chat/serve-on-session.ts), not the Finish's tokens.
+      // A stream without a usage frame counts chunks (serve/attempt-race.ts), not the Finish's tokens.
       if (!streamed.has(r.request_id)) expect(r.output_tokens).toBe(Number(entry!.outputTokens));
       expect(entry!.cost).toBeGreaterThan(0n);
       expect(entry!.cost).toBeLessThan(entry!.reserved);

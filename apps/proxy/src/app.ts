@@ -14,6 +14,7 @@ import {
   metricsRoute,
   type Registry,
   redisKeys,
+  type ServingConfig,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import type postgres from 'postgres';
@@ -25,6 +26,7 @@ import { authentication } from './gate/auth.js';
 import { disabledMode } from './gate/disabled-mode.js';
 import { KeyDirectory } from './gate/key-directory.js';
 import { SettingsSource } from './gate/settings.js';
+import { FleetModels } from './ownership/fleet-models.js';
 import { PoolSnapshot } from './ownership/pool-snapshot.js';
 import { createProxyOwnership } from './ownership/proxy-ownership.js';
 import { activeRequests } from './plugins/active-requests.js';
@@ -34,6 +36,9 @@ import { controllerForward } from './routes/controller-forward.js';
 import { healthRoutes } from './routes/health.js';
 import { modelsRoute } from './routes/models.js';
 import { statusRoute } from './routes/status.js';
+import { Deadlines } from './serve/deadlines.js';
+import { HedgeBudget } from './serve/hedge-budget.js';
+import { HostHealth } from './serve/host-health.js';
 import { followRealCosts } from './usage/budget-corrections.js';
 import { UsageLedger } from './usage/usage-ledger.js';
 
@@ -49,8 +54,10 @@ export interface ProxyTuning {
   readonly allowPrivateHosts?: boolean;
   /** Chat body limit in bytes (default 4 MiB). */
   readonly bodyLimit?: number;
-  /** Attempts when a host fails before the first byte (default 2). */
-  readonly maxAttempts?: number;
+  /** Overrides of config.proxy.serving (deadlines, hedge budget, quarantine; GATEWAY_* variables). */
+  readonly serving?: Partial<ServingConfig>;
+  /** Host-health sync with Redis (default 1 s; serve/host-health.ts). */
+  readonly hostHealthSyncMs?: number;
   /** Pending host txs flushed after this long without a request (default: config.proxy.flushIdleMs). */
   readonly flushIdleMs?: number;
   readonly maintenanceEveryMs?: number;
@@ -96,7 +103,33 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   const log = deps.logger;
   const onError = (what: string) => (error: Error) => app.log.warn({ err: error }, what);
   const keys = redisKeys(config.redis.keyPrefix);
-  const metrics = createProxyMetrics(deps.registry, () => ownership.runtime.sessions.list());
+  const serving = { ...config.proxy.serving, ...tuning.serving };
+  const health = new HostHealth({
+    redis: infra.redis,
+    keys,
+    config: serving,
+    ...(tuning.hostHealthSyncMs !== undefined ? { syncEveryMs: tuning.hostHealthSyncMs } : {}),
+    onError: (error) => app.log.warn({ err: error }, 'host health sync failed'),
+    onTransition: (t) => {
+      metrics.hostTransitions.inc({ state: t.to });
+      // Markers host_quarantined / host_probation / host_healthy (docs/operator-guide.md §9).
+      const entry = {
+        marker: `host_${t.to}`,
+        participant: t.participant,
+        model: t.model,
+        from: t.from,
+        reason: t.reason,
+        ...(t.to === 'quarantined' ? { until: new Date(t.untilMs).toISOString() } : {}),
+      };
+      if (t.to === 'quarantined') app.log.warn(entry, 'host quarantined');
+      else app.log.info(entry, `host ${t.to}`);
+    },
+  });
+  const metrics = createProxyMetrics(
+    deps.registry,
+    () => ownership.runtime.sessions.list(),
+    () => health.snapshot(),
+  );
 
   // A subscriber-only connection (settings and pool changes): no ready check (INFO is refused in
   // subscriber mode on reconnect).
@@ -123,6 +156,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     ...(tuning.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: tuning.maintenanceEveryMs } : {}),
     ...(log ? { log } : {}),
     onSessionEvent: metrics.onSessionEvent,
+    subscriber,
   });
   const sessions = ownership.runtime.sessions;
   const pool = new PoolSnapshot({
@@ -132,6 +166,13 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     subscriber,
     onError: onError('pool snapshot read failed'),
     onRead: (escrows) => keyDirectory.followPool(escrows.map((e) => e.escrowId)),
+  });
+  // The models Postgres says the fleet serves, for when the pool snapshot (Redis) misses one.
+  const fleetModels = new FleetModels({
+    sql: infra.database.sql as unknown as postgres.Sql,
+    subscriber,
+    channel: keys.poolChanges,
+    onError: onError('fleet models read failed'),
   });
   const admission = new Admission({
     redis: infra.redis,
@@ -162,10 +203,14 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
       : undefined;
 
   app.addHook('onReady', async () => {
+    await health.start();
     await settings.start();
-    await poc?.start();
+    // Not awaited: readiness never waits on the public node (routes/health.ts). Until its first
+    // reading lands the phase counts as not PoC (PocWatch's state before any reading).
+    void poc?.start();
     await ownership.start();
     await pool.start();
+    await fleetModels.start();
     await usage.start();
   });
   app.addHook('onClose', async () => {
@@ -173,10 +218,12 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     await usage.stop();
     await ownership.close();
     pool.stop();
+    fleetModels.stop();
     poc?.stop();
     admission.stop();
     await settings.stop();
     keyDirectory.stop();
+    await health.stop();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
@@ -192,7 +239,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   });
   await app.register(disabledMode, { settings });
   await app.register(metricsRoute, { registry: deps.registry });
-  await app.register(healthRoutes, { infra, pool });
+  await app.register(healthRoutes, { infra, pool, settings });
   await app.register(statusRoute, { config, infra, pool, sessions, admission });
   await app.register(modelsRoute, { pool, settings });
   await app.register(chatRoutes, {
@@ -209,7 +256,16 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     bodyLimit,
     pocBlocks: () => poc?.active ?? false,
     capacityAware: config.capacityAwareLimits,
-    ...(tuning.maxAttempts !== undefined ? { maxAttempts: tuning.maxAttempts } : {}),
+    fleetServes: (model) => fleetModels.has(model),
+    serving: {
+      health,
+      deadlines: new Deadlines(serving),
+      budget: new HedgeBudget({
+        percent: serving.hedgeBudgetPercent,
+        minPerMinute: serving.hedgeMinPerMinute,
+      }),
+      maxAttempts: serving.maxAttempts,
+    },
   });
   await app.register(controllerForward, { controllerUrl: config.controller.url });
   return app;

@@ -41,6 +41,11 @@ const SESSION: Record<SessionErrorCode, Mapped> = {
     false,
   ),
   [SessionErrorCode.NotActive]: m('no_escrow_available', 'the escrow is not active', true),
+  [SessionErrorCode.NoEligibleHost]: m(
+    'no_escrow_available',
+    'no healthy host of the escrow is left to try',
+    true,
+  ),
   [SessionErrorCode.InferenceInFlight]: m('conflict', 'an inference is in flight', false),
   [SessionErrorCode.ComposeFailed]: m('upstream_error', 'the request could not be composed', true),
   [SessionErrorCode.WrongSigner]: m('internal_error', 'the escrow signer is misconfigured', true),

@@ -40,8 +40,53 @@ interface RequestLabels {
   readonly status: string;
 }
 
-export function createProxyMetrics(registry: Registry, owned: () => readonly OwnedEscrowInfo[]) {
+/** A participant's serving state per model (serve/host-health.ts), for the per-host series. */
+export interface HostView {
+  readonly participant: string;
+  readonly model: string;
+  readonly state: 'healthy' | 'probation' | 'quarantined';
+  readonly receiptMs: number | undefined;
+  readonly firstTokenMs: number | undefined;
+}
+
+const STATE_VALUE = { healthy: 0, probation: 1, quarantined: 2 } as const;
+
+export function createProxyMetrics(
+  registry: Registry,
+  owned: () => readonly OwnedEscrowInfo[],
+  hosts: () => readonly HostView[] = () => [],
+) {
   const registers = [registry];
+  // Per participant and model of the escrow groups this replica has served: bounded by the groups.
+  const hostState = new Gauge({
+    name: `${METRIC_PREFIX}host_state`,
+    help: 'Serving state of each participant per model: 0 healthy, 1 probation, 2 quarantined.',
+    labelNames: ['participant', 'model'] as const,
+    registers,
+    collect() {
+      hostState.reset();
+      hostFirstToken.reset();
+      hostReceipt.reset();
+      for (const h of hosts()) {
+        const labels = { participant: h.participant, model: h.model };
+        hostState.set(labels, STATE_VALUE[h.state]);
+        if (h.firstTokenMs !== undefined) hostFirstToken.set(labels, h.firstTokenMs);
+        if (h.receiptMs !== undefined) hostReceipt.set(labels, h.receiptMs);
+      }
+    },
+  });
+  const hostFirstToken = new Gauge({
+    name: `${METRIC_PREFIX}host_first_token_ms`,
+    help: 'Peak-EWMA time from receipt to first content of each participant per model, in ms.',
+    labelNames: ['participant', 'model'] as const,
+    registers,
+  });
+  const hostReceipt = new Gauge({
+    name: `${METRIC_PREFIX}host_receipt_ms`,
+    help: 'Peak-EWMA time from send to receipt of each participant per model, in ms.',
+    labelNames: ['participant', 'model'] as const,
+    registers,
+  });
   // Per escrow this replica owns: bounded by the pool size, never per request.
   const escrowBalance = new Gauge({
     name: `${METRIC_PREFIX}escrow_balance_ngonka`,
@@ -116,6 +161,9 @@ export function createProxyMetrics(registry: Registry, owned: () => readonly Own
     },
   });
   return {
+    hostState,
+    hostFirstToken,
+    hostReceipt,
     escrowBalance,
     escrowNonce,
     servedBytes,
@@ -185,7 +233,30 @@ export function createProxyMetrics(registry: Registry, owned: () => readonly Own
     }),
     retries: new Counter({
       name: `${METRIC_PREFIX}retries_total`,
-      help: 'Chat attempts retried on another escrow before the first byte.',
+      help: 'Extra attempts of chat requests (hedges after a missed deadline, retries after a failure before content).',
+      registers,
+    }),
+    hedgesRefused: new Counter({
+      name: `${METRIC_PREFIX}hedges_refused_total`,
+      help: 'Extra attempts not started because the hedge budget was spent.',
+      registers,
+    }),
+    hostFailures: new Counter({
+      name: `${METRIC_PREFIX}host_failures_total`,
+      help: 'Failed attempts by participant, model and reason (receipt_timeout, first_token_timeout, stall, empty_answer, error_event, cut_stream, throttled, failure).',
+      labelNames: ['participant', 'model', 'reason'] as const,
+      registers,
+    }),
+    burnedNonces: new Counter({
+      name: `${METRIC_PREFIX}avoided_nonces_total`,
+      help: 'Nonces spent fee-only (fee_per_nonce each, no inference) because their executor was quarantined or already tried by the request.',
+      labelNames: ['model'] as const,
+      registers,
+    }),
+    hostTransitions: new Counter({
+      name: `${METRIC_PREFIX}host_transitions_total`,
+      help: 'Host state changes decided by this replica, by the state entered.',
+      labelNames: ['state'] as const,
       registers,
     }),
     admissionRejections: new Counter({

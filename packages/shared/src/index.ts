@@ -13,6 +13,7 @@ export {
   type EscrowMode,
   type GatewayConfig,
   loadConfig,
+  type ServingConfig,
   secretValues,
 } from './config/load-config.js';
 export type { PreregisteredEscrow } from './config/preregistered-escrows.js';
@@ -49,6 +50,20 @@ export { createFastify } from './http/server-options.js';
 export { createLogger, type Logger, type LoggerOptions } from './logger.js';
 export { createMetricsRegistry, METRIC_PREFIX, type Registry } from './metrics.js';
 export { closeRedis, openRedis } from './redis/client.js';
+export {
+  decodeHostHealth,
+  HOST_COUNTERS,
+  HOST_HEALTH_STATES,
+  type HostCounter,
+  type HostHealthRecord,
+  type HostHealthSettable,
+  type HostHealthState,
+  type HostHealthUpdate,
+  hostHealthMember,
+  liftQuarantine,
+  readHostHealth,
+  writeHostHealth,
+} from './redis/host-health.js';
 export { type RedisKeys, redisKeys } from './redis/keys.js';
 export {
   decodePoolState,

@@ -35,10 +35,23 @@ export function decideMaxTokens(body: ChatBody, settings: GatewaySettings): MaxT
   return { maxTokens: asked, capped: false, rewrite: false };
 }
 
-/** The exact bytes the host runs: the client's bytes unless max_tokens had to change. */
+/**
+ * The exact bytes the host runs: the client's bytes unless max_tokens had to change or the client
+ * did not ask for a stream. Hosts always stream (with usage in the last chunk): the serve stage's
+ * first-token and stall deadlines need to see an answer start, and a non-streamed client's
+ * completion is assembled from the chunks (completion.ts).
+ */
 export function bodyForHost(raw: Buffer, body: ChatBody, decision: MaxTokensDecision): Buffer {
-  if (!decision.rewrite) return raw;
-  const next: Record<string, unknown> = { ...body, max_tokens: decision.maxTokens };
-  if (next.max_completion_tokens !== undefined) next.max_completion_tokens = decision.maxTokens;
+  const streamed = body.stream === true;
+  if (!decision.rewrite && streamed) return raw;
+  const next: Record<string, unknown> = { ...body };
+  if (decision.rewrite) {
+    next.max_tokens = decision.maxTokens;
+    if (next.max_completion_tokens !== undefined) next.max_completion_tokens = decision.maxTokens;
+  }
+  if (!streamed) {
+    next.stream = true;
+    next.stream_options = { include_usage: true };
+  }
   return Buffer.from(JSON.stringify(next));
 }

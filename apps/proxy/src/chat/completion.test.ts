@@ -34,6 +34,54 @@ describe('non-streamed answers out of host lines', () => {
   });
 });
 
+describe('a completion assembled from streamed tool calls', () => {
+  it('joins each call by index: id, type and name once, the arguments in pieces; content null', () => {
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c-3', object: 'chat.completion.chunk', model: 'm', created: 9, choices: [{ index: 0, delta, finish_reason: finish }] })}`;
+    const text = assembleCompletion(
+      frames(
+        chunk({ role: 'assistant', content: null }),
+        chunk({
+          tool_calls: [
+            { index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } },
+          ],
+        }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }),
+        chunk({ reasoning_content: 'thinking' }),
+        chunk({}, 'tool_calls'),
+        `data: ${JSON.stringify({ id: 'c-3', choices: [], usage: { prompt_tokens: 4, completion_tokens: 6 } })}`,
+      ),
+      { id: 'x', model: 'm' },
+    );
+    expect(JSON.parse(text)).toEqual({
+      id: 'c-3',
+      object: 'chat.completion',
+      created: 9,
+      model: 'm',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            reasoning_content: 'thinking',
+            tool_calls: [
+              {
+                id: 'call_1',
+                type: 'function',
+                function: { name: 'get_weather', arguments: '{"city":"Oslo"}' },
+              },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 4, completion_tokens: 6 },
+    });
+  });
+});
+
 describe('streamChunkUsage', () => {
   it('reads the usage of the chunk that carries one, and none from `"usage": null` chunks', () => {
     expect(

@@ -1,11 +1,32 @@
 // OpenAI response bodies out of host chunk lines (spec §2.7): a non-streamed request gets one
 // chat.completion, whether the host sent one `chat.completion` line or a run of chunks.
 
+interface ToolCall {
+  id?: string;
+  type?: string;
+  function: { name: string; arguments: string };
+}
+
 interface Choice {
   index: number;
   role: string;
   content: string;
+  reasoning: string | undefined;
+  refusal: string | undefined;
+  toolCalls: Map<number, ToolCall>;
   finishReason: string | null;
+}
+
+/** Adds one streamed tool-call delta (OpenAI: by index; id, type and name once, arguments in pieces). */
+function addToolCall(calls: Map<number, ToolCall>, delta: Record<string, unknown>): void {
+  const index = typeof delta.index === 'number' ? delta.index : calls.size;
+  const call = calls.get(index) ?? { function: { name: '', arguments: '' } };
+  if (typeof delta.id === 'string') call.id = delta.id;
+  if (typeof delta.type === 'string') call.type = delta.type;
+  const fn = (delta.function ?? {}) as { name?: unknown; arguments?: unknown };
+  if (typeof fn.name === 'string') call.function.name += fn.name;
+  if (typeof fn.arguments === 'string') call.function.arguments += fn.arguments;
+  calls.set(index, call);
 }
 
 export interface Usage {
@@ -85,10 +106,25 @@ export function assembleCompletion(
     usage = usageOf(f) ?? usage;
     for (const c of (f.choices as Array<Record<string, unknown>> | undefined) ?? []) {
       const index = typeof c.index === 'number' ? c.index : 0;
-      const choice = choices.get(index) ?? { index, role: 'assistant', content: '', finishReason: null };
-      const delta = (c.delta ?? {}) as { role?: unknown; content?: unknown };
+      const choice = choices.get(index) ?? {
+        index,
+        role: 'assistant',
+        content: '',
+        reasoning: undefined,
+        refusal: undefined,
+        toolCalls: new Map(),
+        finishReason: null,
+      };
+      const delta = (c.delta ?? {}) as Record<string, unknown>;
       if (typeof delta.role === 'string') choice.role = delta.role;
       if (typeof delta.content === 'string') choice.content += delta.content;
+      if (typeof delta.reasoning_content === 'string')
+        choice.reasoning = (choice.reasoning ?? '') + delta.reasoning_content;
+      if (typeof delta.refusal === 'string') choice.refusal = (choice.refusal ?? '') + delta.refusal;
+      if (Array.isArray(delta.tool_calls)) {
+        for (const t of delta.tool_calls)
+          if (t && typeof t === 'object') addToolCall(choice.toolCalls, t as Record<string, unknown>);
+      }
       if (typeof c.finish_reason === 'string') choice.finishReason = c.finish_reason;
       choices.set(index, choice);
     }
@@ -100,7 +136,20 @@ export function assembleCompletion(
     model,
     choices: [...choices.values()].map((c) => ({
       index: c.index,
-      message: { role: c.role, content: c.content },
+      message: {
+        role: c.role,
+        // OpenAI: null content when the answer is only tool calls.
+        content: c.content === '' && c.toolCalls.size > 0 ? null : c.content,
+        ...(c.reasoning !== undefined ? { reasoning_content: c.reasoning } : {}),
+        ...(c.refusal !== undefined ? { refusal: c.refusal } : {}),
+        ...(c.toolCalls.size > 0
+          ? {
+              tool_calls: [...c.toolCalls.entries()]
+                .sort((a, b) => a[0] - b[0])
+                .map(([, t]) => ({ id: t.id, type: t.type ?? 'function', function: t.function })),
+            }
+          : {}),
+      },
       finish_reason: c.finishReason,
     })),
     ...(usage ? { usage } : {}),

@@ -3,8 +3,12 @@
 // marked with an HMAC of the request id under the admin key digest, which every replica holds, so a
 // client cannot claim a request was already admitted elsewhere.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { PoolEscrowState } from '@gonka-gateway/shared';
+import { GatewayError, type PoolEscrowState } from '@gonka-gateway/shared';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PoolSnapshot } from '../ownership/pool-snapshot.js';
+import type { ProxyMetrics } from '../proxy-metrics.js';
+import type { RequestAccount } from './request-account.js';
+import type { ChatPlan } from './request-plan.js';
 
 export const HOP_HEADER = 'x-gateway-hop';
 /** The admitting replica's admission ticket, read only on a valid hop: the owner settles its budget. */
@@ -74,4 +78,93 @@ export function ownerUrl(
     if (r <= 0) return c.url;
   }
   return candidates[candidates.length - 1]!.url;
+}
+
+const RETRY_SHORTLY = { 'retry-after': '1', 'x-should-retry': 'true' };
+
+export interface ForwardDeps {
+  readonly pool: PoolSnapshot;
+  readonly replicaId: string;
+  /** Secret of the forwarding hop (the admin key digest every replica holds). */
+  readonly hopSecret: Buffer;
+  readonly unreachable: UnreachableOwners;
+  readonly metrics: ProxyMetrics;
+}
+
+/**
+ * Sends the request to an owner replica (nothing local could start it). An owner that never read the
+ * request (refused, unreachable) is skipped for a few seconds and the next live owner is tried; an
+ * owner that failed after reading it is answered as a retryable 503, never a bare 500. Without an
+ * owner: 503 `no_escrow_available` with Retry-After.
+ */
+export function forwardToOwner(
+  deps: ForwardDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  plan: ChatPlan,
+  account: RequestAccount,
+  hop: boolean,
+): FastifyReply {
+  const owners = (e: PoolEscrowState) =>
+    plan.escrowId !== undefined ? e.escrowId === plan.escrowId : e.modelId === plan.model;
+  const skip = (u: string) => deps.unreachable.has(u);
+  const refuse = (error: GatewayError, headers: Record<string, string>) => {
+    account.finish(undefined);
+    return reply
+      .status(error.status)
+      .headers({ ...plan.headers, ...headers })
+      .send(error.toBody());
+  };
+  // At most one hop: an owner that cannot serve answers itself.
+  const url =
+    hop || account.ticket === undefined ? undefined : ownerUrl(deps.pool, deps.replicaId, owners, skip);
+  if (!url) {
+    // Owners exist but each refused a connection a moment ago: the answer of a refused forward, not
+    // "no escrow" (the pool still lists them until their leases expire).
+    if (!hop && account.ticket !== undefined && ownerUrl(deps.pool, deps.replicaId, owners) !== undefined) {
+      return refuse(ownerDidNotAnswer(), RETRY_SHORTLY);
+    }
+    return refuse(new GatewayError('no_escrow_available', `no escrow can serve model ${plan.model} now`), {
+      'retry-after': '10',
+    });
+  }
+  account.forwarded();
+  const ticket = account.ticket;
+  const send = (target: string, r: FastifyReply): FastifyReply => {
+    deps.metrics.forwarded.inc();
+    return r.from(`${target}${request.url}`, {
+      // With a content type, reply-from sends the bytes as they are (no JSON.stringify).
+      body: plan.clientBody,
+      contentType: 'application/json',
+      onError: (failed, { error }) => {
+        request.log.warn({ err: error }, 'forward to the owner replica failed');
+        if (failed.sent) return;
+        // An owner that died keeps its escrows in the pool until its lease expires: one that never
+        // read the request is skipped, and the request goes to another live owner.
+        if (neverReachedOwner(error as { code?: string; cause?: unknown })) {
+          deps.unreachable.mark(target);
+          const next = ownerUrl(deps.pool, deps.replicaId, owners, skip);
+          if (next) {
+            send(next, failed as FastifyReply);
+            return;
+          }
+        }
+        const e = ownerDidNotAnswer();
+        void (failed as FastifyReply).status(e.status).headers(RETRY_SHORTLY).send(e.toBody());
+      },
+      rewriteRequestHeaders: (_req, h) => ({
+        ...h,
+        'x-request-id': request.id,
+        [HOP_HEADER]: hopToken(deps.hopSecret, request.id),
+        ...(ticket !== undefined ? { [TICKET_HEADER]: ticket } : {}),
+      }),
+      // The owner does not know this replica's rate-limit state: its headers are added here.
+      rewriteHeaders: (h) => ({ ...h, ...plan.headers }),
+    });
+  };
+  return send(url, reply);
+}
+
+function ownerDidNotAnswer(): GatewayError {
+  return new GatewayError('service_unavailable', 'the owner replica did not answer; retry shortly');
 }

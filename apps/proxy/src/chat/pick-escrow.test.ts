@@ -26,6 +26,8 @@ const escrow = (id: bigint, over: Partial<OwnedEscrowInfo> = {}): OwnedEscrowInf
   dominantHosts: 0,
   blockedHosts: 0,
   served: { match: 0, mismatch: 0, truncated: 0 },
+  slotCount: undefined,
+  nextExecutor: undefined,
   ...over,
 });
 const r = { inputTokens: 100n, maxTokens: 200n };

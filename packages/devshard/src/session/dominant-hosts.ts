@@ -72,22 +72,46 @@ export function noteNonService(ctx: SessionContext, address: string, inferenceId
 }
 
 /**
- * Burns every next nonce whose executor is a blocked host (a diff without StartInference), so the
- * inference being composed lands on another host. Caller holds ctx.composeLock. The burned diffs are
- * persisted and reach the hosts by catch-up with the next send.
+ * Burns every next nonce whose executor is a blocked host or in `options.avoid` (a diff without
+ * StartInference: fee_per_nonce, no reservation), so the inference being composed lands on another
+ * participant; returns the burned nonces. Caller holds ctx.composeLock. Refuses before burning
+ * anything when no participant is left, and stops when the fees would eat the reservation
+ * (`options.reserve`, §7.1 step 2). The burned diffs are persisted and reach the hosts by catch-up
+ * with the next send.
  */
-export async function burnBlockedNonces(ctx: SessionContext, workLimit: bigint): Promise<void> {
+export async function burnBlockedNonces(
+  ctx: SessionContext,
+  workLimit: bigint,
+  options: { avoid?: ReadonlySet<string> | undefined; reserve?: bigint } = {},
+): Promise<bigint[]> {
   const b = blocking.get(ctx);
-  if (!b || b.blocked.size === 0) return;
-  // Every address blocked: nothing can be served; stop rather than burn the escrow in fees.
-  if (b.blocked.size >= ctx.state.group.slotsOf.size) {
-    throw new SessionError(SessionErrorCode.NotActive, 'every host of the group is blocked');
+  const avoid = options.avoid;
+  const skipped = (address: string) => (b?.blocked.has(address) ?? false) || (avoid?.has(address) ?? false);
+  const burned: bigint[] = [];
+  if ((!b || b.blocked.size === 0) && (!avoid || avoid.size === 0)) return burned;
+  const addresses = [...ctx.state.group.slotsOf.keys()];
+  // Every address skipped: nothing can be served; stop rather than burn the escrow in fees.
+  if (addresses.every(skipped)) {
+    if (b && addresses.every((a) => b.blocked.has(a))) {
+      throw new SessionError(SessionErrorCode.NotActive, 'every host of the group is blocked');
+    }
+    throw new SessionError(SessionErrorCode.NoEligibleHost, 'every participant of the group is avoided');
   }
-  while (b.blocked.has(targetAddress(ctx, ctx.state.latestNonce + 1n))) {
+  while (skipped(targetAddress(ctx, ctx.state.latestNonce + 1n))) {
     const nonce = ctx.state.latestNonce + 1n;
     if (nonce > workLimit)
       throw new SessionError(SessionErrorCode.NonceLimit, `nonce ${nonce} > ${workLimit}`);
+    const fee = ctx.state.config.feePerNonce;
+    if (options.reserve !== undefined && ctx.state.balance < options.reserve + 2n * fee) {
+      throw new SessionError(
+        SessionErrorCode.InsufficientBalance,
+        `balance ${ctx.state.balance} cannot pay a burned nonce and reserve ${options.reserve} + fee ${fee}`,
+      );
+    }
+    const address = targetAddress(ctx, nonce);
     await composeAndPersist(ctx, []);
-    b.burned++;
+    burned.push(nonce);
+    if (b?.blocked.has(address)) b.burned++;
   }
+  return burned;
 }

@@ -32,6 +32,11 @@ export const SessionErrorCode = {
   /** Too close to max_nonce for new work (§7.5). */
   NonceLimit: 'nonce_limit',
   MaxTokensBelowFloor: 'max_tokens_below_floor',
+  /**
+   * Every participant of the group is one this inference must avoid (quarantined, or already tried
+   * by the same client request): no nonce was spent.
+   */
+  NoEligibleHost: 'no_eligible_host',
   /** Phase is not Active (finalizing or settled). */
   NotActive: 'not_active',
   /**

@@ -21,7 +21,7 @@ import { SessionError, SessionErrorCode } from './errors.js';
 import { assertUsableAsync } from './ownership.js';
 import { intakeHostTxs, processReceipt } from './response.js';
 import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
-import type { SessionContext } from './session-context.js';
+import { type SessionContext, targetAddress } from './session-context.js';
 import { queueWritten } from './session-writes.js';
 import { type Committed, composeAndPersist } from './write-ahead.js';
 
@@ -35,9 +35,25 @@ export interface InferenceInput {
   readonly maxTokens: bigint;
   /** InferenceRequest.stream (§4.3): ask the host for streamed chunks (default true). */
   readonly stream?: boolean;
+  /**
+   * Executors (cold addresses) this inference must not be sent to: quarantined hosts and those an
+   * earlier attempt of the same client request already tried. Their nonces (slot nonce mod N, §1)
+   * are spent fee-only — a diff without StartInference costs fee_per_nonce and no reservation —
+   * until the next nonce's executor is another participant.
+   */
+  readonly avoid?: ReadonlySet<string>;
 }
 
 export interface InferenceHandlers {
+  /**
+   * The diff is persisted and about to be sent to `executor` (slot nonce mod N, §1); `burned` are the
+   * nonces spent fee-only before it (InferenceInput.avoid) and their executors.
+   */
+  onSent?(info: {
+    readonly nonce: bigint;
+    readonly executor: string;
+    readonly burned: readonly { readonly nonce: bigint; readonly executor: string }[];
+  }): void;
   /** The receipt event arrived; `confirmed` when it carried the executor's signed receipt. */
   onReceipt?(info: { readonly nonce: bigint; readonly confirmed: boolean }): void;
   /** One OpenAI chunk line exactly as received (`data: {...}`); write it followed by "\n\n". */
@@ -68,11 +84,14 @@ export interface InferenceResult {
   readonly error?: Error;
   /** The client went away (handlers.signal) before the stream ended. */
   readonly clientGone?: boolean;
+  /** Nonces spent fee-only before this one to skip `input.avoid` executors. */
+  readonly burned?: readonly bigint[];
 }
 
 export interface PreparedInference extends Committed {
   readonly payload: PayloadWire;
   readonly stream: boolean;
+  readonly burned: readonly bigint[];
 }
 
 /** Compose, sign and persist the diff of a new inference. Caller holds ctx.composeLock. */
@@ -88,12 +107,16 @@ export async function composeInference(
   if (signal?.aborted) throw new SessionError(SessionErrorCode.ClientAborted, 'before a nonce was taken');
   // A write-ahead of unknown outcome keeps its nonce: settle it before numbering this inference.
   if (ctx.unresolved) await resolveUnresolved(ctx);
-  // Nonces of a blocked dominant host are burned fee-only, never started (dominant-hosts.ts).
-  if (ctx.state.phase === SessionPhase.Active && !ctx.finalizing) await burnBlockedNonces(ctx, workLimit);
-  const state = ctx.state;
-  if (state.phase !== SessionPhase.Active || ctx.finalizing) {
-    throw new SessionError(SessionErrorCode.NotActive, `phase ${state.phase}`);
+  if (ctx.state.phase !== SessionPhase.Active || ctx.finalizing) {
+    throw new SessionError(SessionErrorCode.NotActive, `phase ${ctx.state.phase}`);
   }
+  // Nonces of a blocked dominant host or of an avoided executor are burned fee-only, never started
+  // (dominant-hosts.ts).
+  const burned = await burnBlockedNonces(ctx, workLimit, {
+    avoid: input.avoid,
+    reserve: (input.inputLength + input.maxTokens) * ctx.state.config.tokenPrice,
+  });
+  const state = ctx.state;
   const nonce = state.latestNonce + 1n;
   if (nonce > workLimit) throw new SessionError(SessionErrorCode.NonceLimit, `nonce ${nonce} > ${workLimit}`);
   if (input.maxTokens < state.config.maxTokensFloor) {
@@ -127,7 +150,7 @@ export async function composeInference(
   );
   const committed = await composeAndPersist(ctx, [start], { payload });
   if (!committed) throw new SessionError(SessionErrorCode.ComposeFailed, 'nothing composed');
-  return { ...committed, payload, stream: input.stream ?? true };
+  return { ...committed, payload, stream: input.stream ?? true, burned };
 }
 
 function call(ctx: SessionContext, fn: () => void): void {
@@ -158,13 +181,24 @@ class ClientWatch {
   #stream: ChatStream | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #onAbort = () => this.#leave();
+  /**
+   * Aborts the send itself, only when the client left before the host even answered with headers
+   * and the tail ran out: the host may or may not have applied the diff; either way the next send
+   * to it carries the diff again (catch-up) and the record resolves by the timeout path (§7.4).
+   */
+  readonly #send = new AbortController();
 
   constructor(
     private readonly signal: AbortSignal | undefined,
     private readonly tailMs: number,
   ) {
     this.gone = signal?.aborted ?? false;
-    signal?.addEventListener('abort', this.#onAbort, { once: true });
+    if (this.gone) this.#startTail();
+    else signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  get sendSignal(): AbortSignal {
+    return this.#send.signal;
   }
 
   attach(stream: ChatStream): void {
@@ -174,15 +208,15 @@ class ClientWatch {
 
   #leave(): void {
     this.gone = true;
-    if (this.#stream) this.#startTail();
+    this.#startTail();
   }
 
   #startTail(): void {
     if (this.#timer !== undefined) return;
-    const stream = this.#stream;
     this.#timer = setTimeout(() => {
       this.cut = true;
-      stream?.cancel();
+      if (this.#stream) this.#stream.cancel();
+      else this.#send.abort();
     }, this.tailMs);
     this.#timer.unref?.();
   }
@@ -212,11 +246,16 @@ export async function runInference(
   const client = new ClientWatch(handlers.signal, ctx.settings.disconnectTailMs);
   // What arrived between receipt and meta, hashed as response_hash covers it (served-bytes.ts).
   const received = new ServedBytes();
+  if (handlers.onSent && !client.gone) {
+    const burned = committed.burned.map((n) => ({ nonce: n, executor: targetAddress(ctx, n) }));
+    call(ctx, () => handlers.onSent?.({ nonce, executor: address, burned }));
+  }
   try {
     const stream = await openChat(ctx, address, nonce, {
       payload: committed.payload,
       stream: committed.stream,
       purpose: 'inference',
+      signal: client.sendSignal,
     });
     client.attach(stream);
     // True once the rest of the stream is not wanted (the client left and the meta is in).
@@ -292,5 +331,6 @@ export async function runInference(
     ...(served ? { served } : {}),
     ...(error ? { error } : {}),
     ...(client.gone ? { clientGone: true } : {}),
+    ...(committed.burned.length > 0 ? { burned: committed.burned } : {}),
   };
 }

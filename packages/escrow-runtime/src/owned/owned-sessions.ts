@@ -140,6 +140,10 @@ export interface OwnedEscrowInfo {
   readonly blockedHosts: number;
   /** Issue 9 §2 (devshard served-bytes.ts): served-bytes verdicts summed over the escrow's hosts. */
   readonly served: Readonly<ServedCounts>;
+  /** Slots per participant (cold address) of the escrow's group; undefined while opening. */
+  readonly slotCount: ReadonlyMap<string, number> | undefined;
+  /** The executor of the next nonce (slot nonce mod N, devshard-protocol.md §1); undefined while opening. */
+  readonly nextExecutor: string | undefined;
 }
 
 export class OwnedSessions implements ClaimTarget {
@@ -181,6 +185,8 @@ export class OwnedSessions implements ClaimTarget {
       tokenPrice: e.session?.state.config.tokenPrice,
       feePerNonce: e.session?.state.config.feePerNonce,
       maxTokensFloor: e.session?.state.config.maxTokensFloor,
+      slotCount: e.session?.state.group.slotCount,
+      nextExecutor: e.session ? nextExecutorOf(e.session) : undefined,
       ...hostQuality(e.session),
     }));
   }
@@ -534,4 +540,9 @@ function hostQuality(
   }
   const risk = session.hostRisk();
   return { dominantHosts: risk.dominant.length, blockedHosts: risk.blocked.length, served };
+}
+
+function nextExecutorOf(session: UserSession): string {
+  const slots = session.state.group.slots;
+  return slots[Number((session.latestNonce + 1n) % BigInt(slots.length))]!;
 }

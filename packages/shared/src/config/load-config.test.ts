@@ -221,6 +221,8 @@ describe('numbers, switches and URLs', () => {
     ['GATEWAY_LEASE_TTL_MS', '10s', 'must be a non-negative integer'],
     ['GATEWAY_FLUSH_IDLE_MS', '-300', 'must be a non-negative integer'],
     ['GATEWAY_ADMISSION_TTL_MS', '2e3', 'must be a non-negative integer'],
+    ['GATEWAY_MAX_ATTEMPTS', '0', 'must be a positive integer'],
+    ['GATEWAY_RECEIPT_TIMEOUT_MS', '5s', 'must be a non-negative integer'],
     ['GATEWAY_ALLOW_PRIVATE_HOSTS', 'loopback', 'must be on or off'],
   ])('rejects %s=%s', (name, value, message) => {
     expect(errorOf({ ...base, [name]: value })).toContain(`${name} ${message}`);
@@ -266,6 +268,16 @@ describe('numbers, switches and URLs', () => {
       GATEWAY_FLUSH_IDLE_MS: '300',
       GATEWAY_ADMISSION_TTL_MS: '2000',
       GATEWAY_ALLOW_PRIVATE_HOSTS: 'on',
+      GATEWAY_MAX_ATTEMPTS: '2',
+      GATEWAY_RECEIPT_TIMEOUT_MS: '1000',
+      GATEWAY_FIRST_TOKEN_TIMEOUT_MS: '1500',
+      GATEWAY_STREAM_STALL_TIMEOUT_MS: '2000',
+      GATEWAY_HEDGE_BUDGET_PERCENT: '0',
+      GATEWAY_HEDGE_MIN_PER_MINUTE: '5',
+      GATEWAY_HOST_QUARANTINE_AFTER: '3',
+      GATEWAY_HOST_QUARANTINE_MS: '1000',
+      GATEWAY_HOST_QUARANTINE_MAX_MS: '8000',
+      GATEWAY_HOST_MAX_QUARANTINED_PERCENT: '50',
     });
     expect(c.limits).toEqual({ maxConcurrentRequests: 0, maxInputTokensInFlight: 200_000 });
     expect(c.chain).toEqual({
@@ -284,6 +296,18 @@ describe('numbers, switches and URLs', () => {
       flushIdleMs: 300,
       admissionTtlMs: 2_000,
       allowPrivateHosts: true,
+      serving: {
+        maxAttempts: 2,
+        receiptTimeoutMs: 1_000,
+        firstTokenTimeoutMs: 1_500,
+        streamStallTimeoutMs: 2_000,
+        hedgeBudgetPercent: 0,
+        hedgeMinPerMinute: 5,
+        quarantineAfter: 3,
+        quarantineMs: 1_000,
+        quarantineMaxMs: 8_000,
+        maxQuarantinedPercent: 50,
+      },
     });
     expect(c.bootstrapSettings).toEqual({
       defaultRequestMaxTokens: 100,

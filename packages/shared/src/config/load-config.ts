@@ -13,6 +13,20 @@ export type EscrowMode =
   | { kind: 'multi'; preregistered: PreregisteredEscrow[] }
   | { kind: 'single'; escrowId: bigint };
 
+/** The serve stage's deadlines, hedge budget and host-health rules (GATEWAY_* variables). */
+export interface ServingConfig {
+  maxAttempts: number;
+  receiptTimeoutMs: number;
+  firstTokenTimeoutMs: number;
+  streamStallTimeoutMs: number;
+  hedgeBudgetPercent: number;
+  hedgeMinPerMinute: number;
+  quarantineAfter: number;
+  quarantineMs: number;
+  quarantineMaxMs: number;
+  maxQuarantinedPercent: number;
+}
+
 export interface GatewayConfig {
   instanceName: string;
   /** The default creator key; redacts itself in logs and JSON. */
@@ -49,6 +63,8 @@ export interface GatewayConfig {
     admissionTtlMs: number;
     /** Accept hosts on loopback/private addresses (devnet only; issue 11 §9). */
     allowPrivateHosts: boolean;
+    /** Deadlines, hedged attempts and host health of the serve stage (apps/proxy/src/serve/). */
+    serving: ServingConfig;
   };
   controller: {
     port: number;
@@ -171,6 +187,18 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       flushIdleMs: must(read(env, 'GATEWAY_FLUSH_IDLE_MS')),
       admissionTtlMs: must(read(env, 'GATEWAY_ADMISSION_TTL_MS')),
       allowPrivateHosts: must(read(env, 'GATEWAY_ALLOW_PRIVATE_HOSTS')),
+      serving: {
+        maxAttempts: must(read(env, 'GATEWAY_MAX_ATTEMPTS')),
+        receiptTimeoutMs: must(read(env, 'GATEWAY_RECEIPT_TIMEOUT_MS')),
+        firstTokenTimeoutMs: must(read(env, 'GATEWAY_FIRST_TOKEN_TIMEOUT_MS')),
+        streamStallTimeoutMs: must(read(env, 'GATEWAY_STREAM_STALL_TIMEOUT_MS')),
+        hedgeBudgetPercent: must(read(env, 'GATEWAY_HEDGE_BUDGET_PERCENT')),
+        hedgeMinPerMinute: must(read(env, 'GATEWAY_HEDGE_MIN_PER_MINUTE')),
+        quarantineAfter: must(read(env, 'GATEWAY_HOST_QUARANTINE_AFTER')),
+        quarantineMs: must(read(env, 'GATEWAY_HOST_QUARANTINE_MS')),
+        quarantineMaxMs: must(read(env, 'GATEWAY_HOST_QUARANTINE_MAX_MS')),
+        maxQuarantinedPercent: must(read(env, 'GATEWAY_HOST_MAX_QUARANTINED_PERCENT')),
+      },
     },
     controller: {
       port: controllerPort,

@@ -196,6 +196,65 @@ export const VARIABLES = {
       "How long (ms) a chat request's fleet-wide admission entry outlives a replica that stopped refreshing it (crashed); refreshed every third of it. Shorter: a dead replica's slots come back sooner, more Redis writes.",
     parse: positiveInt,
   }),
+  GATEWAY_MAX_ATTEMPTS: spec({
+    default: '3',
+    meaning:
+      'Attempts (nonces that run an inference) one chat request may use: the first plus hedged attempts started when an attempt misses its receipt or first-token deadline or fails before its first content. Each extra attempt goes to another participant and costs a nonce; see the proxy README "Deadlines, hedged attempts and host health".',
+    parse: positiveInt,
+  }),
+  GATEWAY_RECEIPT_TIMEOUT_MS: spec({
+    default: '5000',
+    meaning:
+      "How long (ms) an attempt waits for its host's receipt event before a hedged attempt starts on another participant; 1 s more per 32,000 input tokens. The late attempt keeps running: the first to stream content wins.",
+    parse: positiveInt,
+  }),
+  GATEWAY_FIRST_TOKEN_TIMEOUT_MS: spec({
+    default: '6000',
+    meaning:
+      "First-token deadline (ms, after the receipt) while a model and input-size bucket has fewer than 20 recent successful attempts; 1 s more per 10,000 input tokens. With enough samples the deadline is learned: 2 × their p99 + 500 ms, between 1 s and this value's 3×. Missing it starts a hedged attempt.",
+    parse: positiveInt,
+  }),
+  GATEWAY_STREAM_STALL_TIMEOUT_MS: spec({
+    default: '20000',
+    meaning:
+      'Longest gap (ms) between two chunks of an answer that has started. A streamed answer that stalls ends with an error event and [DONE]; a non-streamed one is retried on another participant.',
+    parse: positiveInt,
+  }),
+  GATEWAY_HEDGE_BUDGET_PERCENT: spec({
+    default: '10',
+    meaning:
+      'Extra attempts allowed as a share (percent) of chat requests, on top of GATEWAY_HEDGE_MIN_PER_MINUTE: a token bucket that stops hedging and retries when failures pile up, so a broken network cannot multiply spending.',
+    parse: nonNegativeInt,
+  }),
+  GATEWAY_HEDGE_MIN_PER_MINUTE: spec({
+    default: '20',
+    meaning:
+      'Extra attempts per minute per replica allowed whatever the request rate (the hedge budget floor).',
+    parse: nonNegativeInt,
+  }),
+  GATEWAY_HOST_QUARANTINE_AFTER: spec({
+    default: '1',
+    meaning:
+      'Consecutive failed attempts (receipt or first-token deadline missed, stall, cut stream, empty answer, error event, 429/503/5xx, unreachable) after which a participant is quarantined for a model, fleet-wide: its nonces are spent fee-only instead of carrying requests.',
+    parse: positiveInt,
+  }),
+  GATEWAY_HOST_QUARANTINE_MS: spec({
+    default: '30000',
+    meaning:
+      'First quarantine of a participant (ms); each further one doubles it up to GATEWAY_HOST_QUARANTINE_MAX_MS. After it a single real request probes the host (probation): success makes it healthy, failure quarantines it again.',
+    parse: positiveInt,
+  }),
+  GATEWAY_HOST_QUARANTINE_MAX_MS: spec({
+    default: '600000',
+    meaning: 'Longest quarantine (ms).',
+    parse: positiveInt,
+  }),
+  GATEWAY_HOST_MAX_QUARANTINED_PERCENT: spec({
+    default: '34',
+    meaning:
+      "Largest share (percent of an escrow's slots) whose nonces are skipped for quarantine; beyond it the least-failing quarantined participants are still sent requests, so a fault of the gateway itself cannot empty an escrow in fees.",
+    parse: nonNegativeInt,
+  }),
   GATEWAY_ALLOW_PRIVATE_HOSTS: spec({
     default: 'off',
     meaning:
