@@ -5,11 +5,14 @@
 // each a separate process driven to that nonce first), BENCH_STATE_NONCES (100,1000,5000,19800),
 // BENCH_FETCH=1 (host calls through fetch instead of undici.request); concurrent streams per proxy
 // replica: BENCH_STREAMS (default 16,64,256,512; empty skips), BENCH_STREAM_TTFT_MS,
-// BENCH_STREAM_PER_TOKEN_MS, BENCH_STREAM_TOKENS, BENCH_STREAM_ESCROWS (gateway-streams.ts).
+// BENCH_STREAM_PER_TOKEN_MS, BENCH_STREAM_TOKENS, BENCH_STREAM_ESCROWS (gateway-streams.ts); the
+// serve stage under devshard host faults: BENCH_FAULT_MODES (default every mode; empty skips),
+// BENCH_FAULT_REQUESTS (serving-faults.ts).
 import { spawnSync } from 'node:child_process';
 import { REPO_ROOT } from '@gonka-gateway/deploy';
 import { gatewayStreams, streamsOptionsFromEnv } from './gateway-streams.js';
 import { gatewayVsDirect } from './gateway-vs-direct.js';
+import { faultOptionsFromEnv, servingFaults } from './serving-faults.js';
 import { sessionVsDirect } from './session-vs-direct.js';
 import { signatureBench } from './signatures.js';
 
@@ -17,10 +20,12 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,64').split(',').map(Number);
 const nonces = (v: string | undefined, d: string) => (v ?? d).split(',').filter(Boolean).map(Number);
 const out = (line = '') => process.stdout.write(`${line}\n`);
+// Read first, so an unknown fault mode stops the run before the other parts.
+const faults = faultOptionsFromEnv();
 
 out(`gonka gateway benchmarks — ${new Date().toISOString()}, node ${process.version}, ${seconds} s per run`);
 out(
-  'reproduce: pnpm bench   (BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SESSION_NONCES, BENCH_STATE_NONCES, BENCH_STREAMS)',
+  'reproduce: pnpm bench   (BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SESSION_NONCES, BENCH_STATE_NONCES, BENCH_STREAMS, BENCH_FAULT_MODES)',
 );
 out();
 for (const line of signatureBench()) out(line);
@@ -95,5 +100,11 @@ for (const script of ['bench:model', 'bench:tx']) {
     encoding: 'utf8',
   });
   out((r.stdout || r.stderr).trimEnd());
+  out();
+}
+
+// The serve stage on a flaky network: one participant of the escrow's group faulty, per fault mode.
+if (faults.modes.length > 0) {
+  for (const line of await servingFaults(faults)) out(line);
   out();
 }

@@ -246,6 +246,7 @@ export async function runInference(
   const client = new ClientWatch(handlers.signal, ctx.settings.disconnectTailMs);
   // What arrived between receipt and meta, hashed as response_hash covers it (served-bytes.ts).
   const received = new ServedBytes();
+  // The caller's deadlines count from here, a catch-up of a lagging host included (delivery.ts).
   if (handlers.onSent && !client.gone) {
     const burned = committed.burned.map((n) => ({ nonce: n, executor: targetAddress(ctx, n) }));
     call(ctx, () => handlers.onSent?.({ nonce, executor: address, burned }));
