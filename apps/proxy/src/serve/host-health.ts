@@ -401,10 +401,12 @@ export class HostHealth {
       if (r.liftedAtMs > e.liftedAtMs) {
         e.liftedAtMs = r.liftedAtMs;
         if (r.liftedAtMs >= e.lastErrorAtMs) {
+          // Written back only when this replica had the host in another state (its own sync may
+          // have put that state over the lift); a replica that had it healthy changes nothing.
+          if (e.state !== 'healthy') e.dirty = true;
           e.consecutiveFailures = 0;
           e.quarantinedUntilMs = 0;
           e.probeInFlight = false;
-          e.dirty = true;
           this.#setState(e, 'healthy', 'lifted');
           continue;
         }
