@@ -12,6 +12,7 @@
 import type { LiveReplica, ReplicaDirectory } from '@gonka-gateway/escrow-runtime';
 import { decodePoolState, type PoolEscrowState, type RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
+import { AnnouncedReads } from './announced-reads.js';
 
 export interface PoolSnapshotOptions {
   readonly redis: Redis;
@@ -40,27 +41,30 @@ const FIRST_READ_RETRY_MS = 1_000;
 export class PoolSnapshot {
   readonly #o: PoolSnapshotOptions;
   #escrows: readonly PoolEscrowState[] = [];
-  /** The models of #escrows, made once per read: every chat request asks (issue 10). */
+  /** The models of #escrows, made once per read: every chat request asks. */
   #models: ReadonlySet<string> = new Set();
   /** Escrows other replicas can forward to (active, with an owner); made once per read. */
   #routable: ReadonlySet<string> = new Set();
   #replicas: readonly LiveReplica[] = [];
   #loadedAt: number | undefined;
-  /** The next planned read, and when it is due (performance.now()). */
-  #timer: NodeJS.Timeout | undefined;
-  #dueAt = Number.POSITIVE_INFINITY;
-  #loading: Promise<void> | undefined;
-  /** performance.now() when the last read started. */
-  #readAt = Number.NEGATIVE_INFINITY;
-  #stopped = false;
-  readonly #onMessage = (channel: string, message: string): void => {
-    if (channel === this.#o.keys.poolChanges) this.#changed(!this.#routable.has(message));
-  };
-  /** Back after a disconnect (ioredis subscribes again): what changed meanwhile was never announced. */
-  readonly #onReconnect = (): void => this.#changed(false);
+  readonly #reads: AnnouncedReads;
 
   constructor(options: PoolSnapshotOptions) {
     this.#o = options;
+    this.#reads = new AnnouncedReads({
+      subscriber: options.subscriber,
+      channel: options.keys.poolChanges,
+      read: () => this.#read(),
+      period: () => {
+        const every = this.#o.refreshEveryMs ?? 5_000;
+        return this.loaded ? every : Math.min(every, FIRST_READ_RETRY_MS);
+      },
+      changeGapMs: options.changeGapMs ?? 500,
+      // An escrow this replica cannot route to yet: just registered, just claimed.
+      urgent: (message) => !this.#routable.has(message),
+      reconnectUrgent: false,
+      onError: options.onError,
+    });
   }
 
   /** Whether the pool has been read at least once (readiness). */
@@ -84,96 +88,45 @@ export class PoolSnapshot {
     return this.#replicas.find((r) => r.replicaId === replicaId)?.url;
   }
 
-  async start(): Promise<void> {
-    const sub = this.#o.subscriber;
-    if (sub) {
-      sub.on('message', this.#onMessage);
-      sub.on('ready', this.#onReconnect);
-      // Subscribed before the first read, so no change falls between the two.
-      await sub.subscribe(this.#o.keys.poolChanges).catch((error: Error) => this.#o.onError?.(error));
-    }
-    await this.refresh().catch((error: Error) => this.#o.onError?.(error));
-    this.#schedule(this.#period());
+  start(): Promise<void> {
+    return this.#reads.start();
   }
 
+  /** One read; concurrent callers share it. */
   refresh(): Promise<void> {
-    this.#loading ??= (async () => {
-      this.#readAt = performance.now();
-      try {
-        const { redis, keys } = this.#o;
-        const models = await redis.smembers(keys.poolModels);
-        const ids = [
-          ...new Set((await Promise.all(models.map((m) => redis.smembers(keys.poolModel(m))))).flat()),
-        ];
-        const pipeline = redis.pipeline();
-        for (const id of ids) pipeline.hgetall(keys.poolEscrow(BigInt(id)));
-        const hashes = ids.length === 0 ? [] : ((await pipeline.exec()) ?? []);
-        const escrows: PoolEscrowState[] = [];
-        for (const [error, hash] of hashes) {
-          if (error) continue;
-          try {
-            const state = decodePoolState(hash as Record<string, string>);
-            if (state) escrows.push(state);
-          } catch {
-            // a malformed entry is left out, never guessed at
-          }
-        }
-        this.#escrows = escrows;
-        this.#models = new Set(escrows.map((e) => e.modelId));
-        this.#routable = new Set(
-          escrows.filter((e) => e.status === 'active' && e.owner).map((e) => e.escrowId.toString()),
-        );
-        this.#replicas = await this.#o.directory.live();
-        this.#loadedAt = Date.now();
-        this.#o.onRead?.(escrows);
-      } finally {
-        this.#loading = undefined;
-      }
-    })();
-    return this.#loading;
+    return this.#reads.refresh();
   }
 
   stop(): void {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    this.#o.subscriber?.off('message', this.#onMessage);
-    this.#o.subscriber?.off('ready', this.#onReconnect);
-  }
-
-  /**
-   * A change was announced: read it now when `urgent` (an escrow not routable here yet), otherwise
-   * once changeGapMs after the last read started.
-   */
-  #changed(urgent: boolean): void {
-    if (this.#stopped) return;
-    const gap = urgent ? 0 : (this.#o.changeGapMs ?? 500);
-    const next = Math.max(0, this.#readAt + gap - performance.now());
-    // A read already planned sooner covers this change too.
-    if (this.#timer && this.#dueAt <= performance.now() + next) return;
-    this.#schedule(next);
-  }
-
-  #schedule(delayMs: number): void {
-    if (this.#stopped) return;
-    clearTimeout(this.#timer);
-    this.#dueAt = performance.now() + delayMs;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      void this.#read();
-    }, delayMs);
-    this.#timer.unref();
+    this.#reads.stop();
   }
 
   async #read(): Promise<void> {
-    // A read in progress started before the change that scheduled this one: wait for it, then read.
-    await this.#loading?.catch(() => undefined);
-    await this.refresh().catch((error: Error) => this.#o.onError?.(error));
-    if (!this.#timer) this.#schedule(this.#period());
-  }
-
-  /** The slow period, or the retry period while no read has succeeded yet. */
-  #period(): number {
-    const every = this.#o.refreshEveryMs ?? 5_000;
-    return this.loaded ? every : Math.min(every, FIRST_READ_RETRY_MS);
+    const { redis, keys } = this.#o;
+    const models = await redis.smembers(keys.poolModels);
+    const ids = [
+      ...new Set((await Promise.all(models.map((m) => redis.smembers(keys.poolModel(m))))).flat()),
+    ];
+    const pipeline = redis.pipeline();
+    for (const id of ids) pipeline.hgetall(keys.poolEscrow(BigInt(id)));
+    const hashes = ids.length === 0 ? [] : ((await pipeline.exec()) ?? []);
+    const escrows: PoolEscrowState[] = [];
+    for (const [error, hash] of hashes) {
+      if (error) continue;
+      try {
+        const state = decodePoolState(hash as Record<string, string>);
+        if (state) escrows.push(state);
+      } catch {
+        // a malformed entry is left out, never guessed at
+      }
+    }
+    this.#escrows = escrows;
+    this.#models = new Set(escrows.map((e) => e.modelId));
+    this.#routable = new Set(
+      escrows.filter((e) => e.status === 'active' && e.owner).map((e) => e.escrowId.toString()),
+    );
+    this.#replicas = await this.#o.directory.live();
+    this.#loadedAt = Date.now();
+    this.#o.onRead?.(escrows);
   }
 }
