@@ -1,5 +1,5 @@
 export { DEV_ENV_KEYS, loadOrCreateDevEnv } from './dev-env.js';
-export { findHaproxy } from './load-balancer.js';
+export { findHaproxy, haproxyConfig, type LoadBalancer, startHaproxy } from './load-balancer.js';
 export {
   REPO_ROOT,
   startTsProcess,

@@ -4,7 +4,55 @@
 // is never enabled here, and the client/server timeouts are long enough for a streamed completion.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { ERROR_TABLE, type ErrorCode, type OpenAIErrorBody } from '@gonka-gateway/shared';
 import { watchChild } from './ts-process.js';
+
+/**
+ * The answers HAProxy writes itself (no replica in rotation, a replica that timed out or answered
+ * garbage), in the OpenAI error shape every gateway error has (architecture §6), so an OpenAI client
+ * parses them and retries: the status, its code from the gateway's error table, and Retry-After.
+ */
+export const LOAD_BALANCER_ERRORS: ReadonlyArray<{
+  status: 502 | 503 | 504;
+  code: ErrorCode;
+  message: string;
+}> = [
+  {
+    status: 502,
+    code: 'upstream_error',
+    message: 'the gateway load balancer got no valid answer from a gateway replica; retry',
+  },
+  {
+    status: 503,
+    code: 'service_unavailable',
+    message: 'no gateway replica is ready to serve right now (load balancer); retry shortly',
+  },
+  {
+    status: 504,
+    code: 'upstream_timeout',
+    message: 'a gateway replica did not answer in time (load balancer timeout); retry',
+  },
+];
+
+/** Seconds a client is asked to wait before retrying a load balancer error. */
+export const LOAD_BALANCER_RETRY_AFTER_S = 2;
+
+/** The body of a load balancer error, exactly as HAProxy sends it. */
+export function loadBalancerErrorBody(e: (typeof LOAD_BALANCER_ERRORS)[number]): string {
+  const body: OpenAIErrorBody = {
+    error: { message: e.message, type: ERROR_TABLE[e.code].type, param: null, code: e.code },
+  };
+  return JSON.stringify(body);
+}
+
+/** `http-error` lines (HAProxy ≥ 2.2): a single-quoted string is taken verbatim by its parser. */
+function httpErrorLines(): string[] {
+  return LOAD_BALANCER_ERRORS.map((e) => {
+    const body = loadBalancerErrorBody(e);
+    if (body.includes("'")) throw new Error('a load balancer error body must not contain a single quote');
+    return `  http-error status ${e.status} content-type application/json string '${body}' hdr Retry-After ${LOAD_BALANCER_RETRY_AFTER_S} hdr Cache-Control no-store`;
+  });
+}
 
 /** The haproxy binary on PATH, or undefined. */
 export function findHaproxy(): string | undefined {
@@ -114,6 +162,8 @@ export function haproxyConfig(layout: HaproxyLayout): string {
     '  retries 2',
     '  option redispatch',
     '  retry-on conn-failure empty-response',
+    // HAProxy's own 502/503/504 as OpenAI JSON errors with Retry-After (LOAD_BALANCER_ERRORS).
+    ...httpErrorLines(),
     'frontend gateway',
     `  bind ${layout.bind}`,
     ...(layout.apiOnly ? ['  http-request deny deny_status 404 if { path /metrics /healthz /readyz }'] : []),

@@ -157,7 +157,7 @@ describe('documented shell commands: static checks', () => {
     const guide = readFileSync(join(REPO_ROOT, 'docs/operator-guide.md'), 'utf8');
     const documented = [...guide.matchAll(/^\| `([a-z_*]+)` \|/gm)]
       .map((m) => m[1]!)
-      .filter((n) => /^(escrow|controller|pool)_/.test(n));
+      .filter((n) => /^(escrow|controller|pool|node)_/.test(n));
     const logged = new Set<string>();
     const walk = (dir: string) => {
       for (const e of readdirSync(dir, { withFileTypes: true })) {

@@ -3,7 +3,7 @@
 // chain-and-network.md §2.2), and the environment private_key_env names are read from.
 import { type ChainClient, connectTxSigner, type PrivateKey, type TxSigner } from '@gonka-gateway/chain';
 import type { Clock } from '@gonka-gateway/devshard/session';
-import { HostDirectory, PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
+import { HostDirectory, PostgresSessionStore, PostgresStoredHosts } from '@gonka-gateway/escrow-runtime';
 import type { Logger, RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type { Sql } from 'postgres';
@@ -28,7 +28,10 @@ export interface ControllerContext {
   storageDir: string;
   /** Lease holder id of this controller process (never reused after a restart; no ':'). */
   controllerId: string;
-  /** Hosts of the node's participants list, for the sessions the controller opens (finalize). */
+  /**
+   * Hosts of the node's participants list, for the sessions the controller opens (finalize); an
+   * escrow's stored participants (escrow_hosts) while the node is unreachable.
+   */
   hosts: HostDirectory;
   /** Session clock (default the system clock); the devnet tests pass the devnet's. */
   sessionClock?: Clock;
@@ -44,7 +47,24 @@ export function createControllerContext(
   return {
     ...base,
     store: new PostgresSessionStore(base.sql as never),
-    hosts: new HostDirectory({ client: base.chain }),
+    hosts: new HostDirectory({
+      client: base.chain,
+      stored: new PostgresStoredHosts(base.sql),
+      onStoredCopy: (use) => {
+        base.metrics?.storedCopies.inc({ what: 'participants' });
+        base.logger.warn(
+          {
+            marker: 'node_unreachable_stored_copy',
+            what: 'participants',
+            escrowId: use.escrowId.toString(),
+            hosts: use.hosts,
+            err: use.error instanceof Error ? use.error.message : String(use.error),
+          },
+          'public node unreachable: the session opens with its stored participants',
+        );
+      },
+      onError: (error) => base.logger.warn({ err: error.message }, 'storing the escrow participants failed'),
+    }),
     signerFor(key, chainId) {
       const id = `${chainId}/${key.address}`;
       let signer = signers.get(id);

@@ -1,5 +1,5 @@
 // The controller's own metrics (architecture §6: prefix devshard_gateway_, bounded labels).
-import { METRIC_PREFIX, type Registry } from '@gonka-gateway/shared';
+import { METRIC_PREFIX, type Registry, storedCopyCounter } from '@gonka-gateway/shared';
 import { Counter, Gauge } from 'prom-client';
 
 export interface ControllerMetrics {
@@ -9,6 +9,8 @@ export interface ControllerMetrics {
   leader: Gauge;
   /** Rotation markers recorded (spec §3.4; label `marker`, a fixed set: upkeep/rotation-record.ts). */
   rotationEvents: Counter<'marker'>;
+  /** Reads answered from a stored copy because the chain REST or the node did not answer (label `what`). */
+  storedCopies: Counter<'what'>;
 }
 
 export function createControllerMetrics(registry: Registry): ControllerMetrics {
@@ -30,5 +32,6 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       labelNames: ['marker'] as const,
       registers: [registry],
     }),
+    storedCopies: storedCopyCounter(registry),
   };
 }

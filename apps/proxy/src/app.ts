@@ -15,6 +15,7 @@ import {
   type Registry,
   redisKeys,
   type ServingConfig,
+  storedCopyCounter,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import type postgres from 'postgres';
@@ -145,6 +146,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     ...(tuning.settingsRefreshMs !== undefined ? { refreshEveryMs: tuning.settingsRefreshMs } : {}),
     onError: onError('settings read failed'),
   });
+  // Reads the public node could not answer, served from a stored copy (docs/operator-guide.md §9).
+  const storedCopies = storedCopyCounter(deps.registry);
   const ownership = createProxyOwnership({
     config,
     sql: infra.database.sql as unknown as postgres.Sql,
@@ -156,6 +159,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     ...(tuning.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: tuning.maintenanceEveryMs } : {}),
     ...(log ? { log } : {}),
     onSessionEvent: metrics.onSessionEvent,
+    onStoredCopy: () => storedCopies.inc({ what: 'participants' }),
     subscriber,
   });
   const sessions = ownership.runtime.sessions;

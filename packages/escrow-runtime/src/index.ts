@@ -24,7 +24,7 @@ export {
   parseLeaseValue,
 } from './lease/escrow-lease.js';
 export { CreatorKeyError, creatorKeyFromEnv } from './owned/creator-key.js';
-export { HostDirectory, type HostDirectoryOptions } from './owned/host-directory.js';
+export { HostDirectory, type HostDirectoryOptions, type StoredCopyUse } from './owned/host-directory.js';
 export {
   NotOwnedError,
   type OwnedEscrowInfo,
@@ -33,6 +33,7 @@ export {
   type SessionTuning,
 } from './owned/owned-sessions.js';
 export { PoolPublisher, type PublishedState } from './owned/pool-publisher.js';
+export { PostgresStoredHosts, type StoredHosts } from './owned/stored-hosts.js';
 export { OwnershipRuntime, type OwnershipRuntimeOptions } from './ownership-runtime.js';
 
 // Postgres SessionStore (§2.1 tokens minted at acquire, §2.3 fenced write-ahead, §2.5 snapshots).

@@ -48,7 +48,13 @@ export { errorHandling } from './http/error-handling.js';
 export { metricsRoute } from './http/metrics-route.js';
 export { createFastify } from './http/server-options.js';
 export { createLogger, type Logger, type LoggerOptions } from './logger.js';
-export { createMetricsRegistry, METRIC_PREFIX, type Registry } from './metrics.js';
+export {
+  createMetricsRegistry,
+  METRIC_PREFIX,
+  type Registry,
+  type StoredCopyRead,
+  storedCopyCounter,
+} from './metrics.js';
 export { closeRedis, openRedis } from './redis/client.js';
 export {
   decodeHostHealth,

@@ -101,7 +101,13 @@ describe('admin devshards and settings', () => {
       owner: 'replica-a',
       updated_at_ms: '1',
     });
-    const deactivated = await call('POST', `/v1/admin/devshards/${id}/deactivate`);
+    // Sent as many HTTP clients do: a JSON content type on a body-less request, which is no body.
+    const deactivated = await app.inject({
+      method: 'POST',
+      url: `/v1/admin/devshards/${id}/deactivate`,
+      headers: { ...adminHeaders(), 'content-type': 'application/json' },
+      payload: '',
+    });
     expect(deactivated.statusCode).toBe(200);
     expect(deactivated.json()).toMatchObject({
       active: false,

@@ -8,11 +8,11 @@
 // stored document is returned as it is, and a retry resumes from the state it finds.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { queryInferenceParams } from '@gonka-gateway/chain';
 import type { FinalizeResult } from '@gonka-gateway/devshard';
 import { HttpHostTransport, isSessionError, systemClock, UserSession } from '@gonka-gateway/devshard/session';
 import { EscrowLease } from '@gonka-gateway/escrow-runtime';
 import { GatewayError } from '@gonka-gateway/shared';
+import { inferenceParamsOrLastKnown } from '../chain/last-known.js';
 import type { ControllerContext } from '../controller-context.js';
 import { inFlightCount, publishPoolStatus } from './pool-status.js';
 import { sessionKeyOf } from './session-key.js';
@@ -127,8 +127,10 @@ async function runSessionFinalize(
   escrowId: bigint,
   lease: EscrowLease,
 ): Promise<FinalizeResult> {
-  const [signer, params] = await Promise.all([sessionKeyOf(ctx, escrowId), queryInferenceParams(ctx.chain)]);
-  await ctx.hosts.refresh();
+  // Neither read needs the chain or the node to be up: both fall back on their stored copies
+  // (last_known_reads, escrow_hosts), so an escrow finalizes while they are unreachable.
+  const [signer, params] = await Promise.all([sessionKeyOf(ctx, escrowId), inferenceParamsOrLastKnown(ctx)]);
+  await ctx.hosts.prepareFor(escrowId);
   const clock = ctx.sessionClock ?? systemClock;
   const session = await UserSession.open({
     store: ctx.store,
@@ -140,6 +142,7 @@ async function runSessionFinalize(
     clock,
     maxNonce: params.devshardEscrow.maxNonce,
   });
+  ctx.hosts.remember(escrowId, session.state.group.slots);
   try {
     await lease.setToken(session.fencingToken);
     // Timeouts that fell due while nobody owned the escrow are resolved before the rounds.
@@ -153,6 +156,7 @@ async function runSessionFinalize(
     throw err;
   } finally {
     await session.close();
+    ctx.hosts.forget(escrowId);
   }
 }
 

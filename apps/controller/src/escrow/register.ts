@@ -2,7 +2,7 @@
 // /v1/admin/devshards): read the row from the chain, freeze the session record (runtime version,
 // timeouts; devshard-protocol.md §12 #2), create the session head FIRST and the escrows row second,
 // so a claim loop never sees a routable escrow without a session. Both inserts are idempotent.
-import { type DevshardEscrow, queryEscrow, queryInferenceParams } from '@gonka-gateway/chain';
+import { type DevshardEscrow, queryEscrow } from '@gonka-gateway/chain';
 import {
   isSessionStoreError,
   runtimeVersionFor,
@@ -10,6 +10,7 @@ import {
   sessionRecordFromChain,
 } from '@gonka-gateway/devshard/session';
 import { GatewayError } from '@gonka-gateway/shared';
+import { inferenceParamsOrLastKnown } from '../chain/last-known.js';
 import type { ControllerContext } from '../controller-context.js';
 
 /** Where the creator key of a registered escrow comes from (escrows.signer_key_env / _encrypted). */
@@ -32,9 +33,10 @@ export interface Registered {
 }
 
 export async function registerEscrow(ctx: ControllerContext, input: RegisterInput): Promise<Registered> {
+  // The params read also keeps their last known copy (a finalize uses it while the chain is down).
   const [queried, params] = await Promise.all([
     queryEscrow(ctx.chain, input.escrowId),
-    queryInferenceParams(ctx.chain),
+    inferenceParamsOrLastKnown(ctx),
   ]);
   const row = queried.escrow;
   if (!row) {

@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { MAX_LOCKED_OPERATIONS } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
-import { publishChainPhase } from '../upkeep/chain-phase.js';
+import { publishChainPhase, republishLastKnownPhase } from '../upkeep/chain-phase.js';
 import { checkDepletion } from '../upkeep/depletion-check.js';
 import { rebuildPool } from '../upkeep/pool-rebuild.js';
 import { purgeOldRotationEvents } from '../upkeep/rotation-events-purge.js';
@@ -25,6 +25,7 @@ import {
   runCreateEscrowJob,
 } from './create-escrow-job.js';
 import { LeaderLease } from './leader-lease.js';
+import { NodeBackoff } from './node-backoff.js';
 import {
   DEFAULT_JOB_OPTIONS,
   DEPLETION_CHECK_EVERY_MS,
@@ -124,6 +125,18 @@ export async function startControllerJobs(
   };
   // A failed tick or phase poll is not retried: the next one comes within seconds.
   const once = { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } };
+  // The passes that need the node back off while it is unreachable (node-backoff.ts).
+  const chainPhaseEveryMs = Math.max(1_000, Math.floor(rotationTickMs / 3));
+  const rotationBackoff = new NodeBackoff({
+    name: 'rotation-tick',
+    everyMs: rotationTickMs,
+    logger: ctx.logger,
+  });
+  const phaseBackoff = new NodeBackoff({
+    name: 'chain-phase',
+    everyMs: chainPhaseEveryMs,
+    logger: ctx.logger,
+  });
   const scheduled: ScheduledJob[] = [
     {
       queue: reconcile,
@@ -158,20 +171,30 @@ export async function startControllerJobs(
       schedulerId: JOB_IDS.rotationSchedule,
       everyMs: rotationTickMs,
       opts: once,
-      process: async () => {
-        const tick = await runRotationTick(ctx, { enqueueSettle, settleGaveUp });
-        return { ran: tick.ran, step: tick.step?.stage ?? null, stages: tick.stages.length };
-      },
+      process: () =>
+        rotationBackoff.run(async () => {
+          const tick = await runRotationTick(ctx, { enqueueSettle, settleGaveUp });
+          return { ran: tick.ran, step: tick.step?.stage ?? null, stages: tick.stages.length };
+        }),
     },
     {
       queue: chainPhase,
       schedulerId: JOB_IDS.chainPhaseSchedule,
-      everyMs: Math.max(1_000, Math.floor(rotationTickMs / 3)),
+      everyMs: chainPhaseEveryMs,
       opts: once,
-      process: async () => {
-        const p = await publishChainPhase(ctx);
-        return { epoch: p.epoch.toString(), phase: p.phase, pocActive: p.pocActive };
-      },
+      // While the node is down the last known phase is republished (marked stale) on every run; the
+      // node itself is asked again on the backoff's schedule.
+      process: () =>
+        phaseBackoff.run(
+          async () => {
+            const p = await publishChainPhase(ctx);
+            return { epoch: p.epoch.toString(), phase: p.phase, pocActive: p.pocActive };
+          },
+          async (err, first) => {
+            const copy = await republishLastKnownPhase(ctx, err, first);
+            return { stale: true, readAt: copy.readAt.toISOString(), pocActive: copy.pocActive };
+          },
+        ),
     },
   ];
   const workerOptions = (concurrency: number, own: Redis = connection()) => ({

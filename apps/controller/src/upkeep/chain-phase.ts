@@ -4,6 +4,12 @@
 // which epoch it leads into. The chain-phase job publishes it to Redis (a hash the proxies can read,
 // plus an announcement on the channel when the epoch or phase changes); the rotation tick reads it
 // fresh from the node every time, so a stale Redis copy never drives a create.
+//
+// While the node cannot answer, the chain-phase job publishes the LAST KNOWN epoch and phase instead
+// (kept in Postgres, last_known_reads `chain_phase`, so a restarted controller has it too), marked
+// `stale` with the time it was read: the proxies' PoC gate (DEVSHARD_POC_REQUEST_MODE=off) keeps the
+// last known value for as long as the node is down (docs/operator-guide.md "When the public node is
+// down"); rotation never acts on it.
 import {
   blocksUntilEpochSwitch,
   effectiveEpochIndex,
@@ -11,6 +17,7 @@ import {
   type LatestEpoch,
   queryLatestEpoch,
 } from '@gonka-gateway/chain';
+import { loadLastKnown, noteStoredCopy, saveLastKnown } from '../chain/last-known.js';
 import type { ControllerContext } from '../controller-context.js';
 
 export interface ChainPhase {
@@ -62,6 +69,10 @@ export const CHAIN_PHASE_TTL_MS = 20_000;
 export async function publishChainPhase(ctx: ControllerContext): Promise<ChainPhase> {
   const p = await readChainPhase(ctx);
   const key = ctx.keys.chainPhase;
+  // Written only when the epoch or phase moved (saveLastKnown skips an unchanged body).
+  await saveLastKnown(ctx.sql, 'chain_phase', lastKnownBody(p)).catch((err: Error) =>
+    ctx.logger.warn({ err: err.message }, 'storing the last known chain phase failed'),
+  );
   const before = await ctx.redis.hmget(key, 'epoch', 'phase');
   await ctx.redis
     .multi()
@@ -75,10 +86,69 @@ export async function publishChainPhase(ctx: ControllerContext): Promise<ChainPh
       switch_epoch: p.switchEpoch.toString(),
       updated_at_ms: String(Date.now()),
     })
+    .hdel(key, 'stale', 'read_at_ms')
     .pexpire(key, CHAIN_PHASE_TTL_MS)
     .exec();
   if (before[0] !== p.epoch.toString() || before[1] !== p.phase) {
     await ctx.redis.publish(ctx.keys.chainPhaseChanges, `${p.epoch}/${p.phase}`);
   }
   return p;
+}
+
+/** What is kept of a reading for when the node is down: the parts that change at phase boundaries only. */
+interface LastKnownPhase {
+  epoch: string;
+  latest_epoch: string;
+  phase: string;
+  poc_active: boolean;
+  switch_epoch: string;
+}
+
+function lastKnownBody(p: ChainPhase): LastKnownPhase {
+  return {
+    epoch: p.epoch.toString(),
+    latest_epoch: p.latestEpoch.toString(),
+    phase: p.phase,
+    poc_active: p.pocActive,
+    switch_epoch: p.switchEpoch.toString(),
+  };
+}
+
+export interface StalePhase {
+  readAt: Date;
+  pocActive: boolean;
+}
+
+/**
+ * While the node cannot answer (`err`): the last known phase republished with `stale = 1` and
+ * `read_at_ms` (the proxies read `poc_active` from it; the TTL keeps a dead controller's copy from
+ * lingering). `logMarker`: log `node_unreachable_stored_copy` (once per outage); it is counted every
+ * time. Throws `err` when nothing was ever read.
+ */
+export async function republishLastKnownPhase(
+  ctx: ControllerContext,
+  err: unknown,
+  logMarker: boolean,
+): Promise<StalePhase> {
+  const copy = await loadLastKnown(ctx.sql, 'chain_phase');
+  if (!copy) throw err;
+  const body = copy.body as LastKnownPhase;
+  await ctx.redis
+    .multi()
+    .hset(ctx.keys.chainPhase, {
+      epoch: body.epoch,
+      latest_epoch: body.latest_epoch,
+      phase: body.phase,
+      poc_active: body.poc_active ? '1' : '0',
+      switch_epoch: body.switch_epoch,
+      stale: '1',
+      read_at_ms: String(copy.readAt.getTime()),
+      updated_at_ms: String(Date.now()),
+    })
+    .pexpire(ctx.keys.chainPhase, CHAIN_PHASE_TTL_MS)
+    .exec();
+  const fields = { readAt: copy.readAt.toISOString(), pocActive: body.poc_active };
+  if (logMarker) noteStoredCopy(ctx, 'chain_phase', fields, err);
+  else ctx.metrics?.storedCopies.inc({ what: 'chain_phase' });
+  return { readAt: copy.readAt, pocActive: body.poc_active };
 }

@@ -1,12 +1,16 @@
 // The ownership runtime of issue 8 running inside a proxy replica (architecture §2): claims its share
 // of active escrows, owns their sessions on the Postgres store, registers the replica's internal URL
-// (GATEWAY_PROXY_INTERNAL_URL, GATEWAY_REPLICA_ID) so other replicas can forward to it.
+// (GATEWAY_PROXY_INTERNAL_URL, GATEWAY_REPLICA_ID) so other replicas can forward to it. An escrow's
+// participants are stored in Postgres once its session opened with the node's answer, so a takeover
+// or a restart while the public node is down opens it from that copy (HostDirectory; marker
+// `node_unreachable_stored_copy`, docs/operator-guide.md "When the public node is down").
 import type { HostTarget, SessionEvent } from '@gonka-gateway/devshard/session';
 import {
   creatorKeyFromEnv,
   HostDirectory,
   OwnershipRuntime,
   PostgresSessionStore,
+  PostgresStoredHosts,
 } from '@gonka-gateway/escrow-runtime';
 import {
   chainClientFor,
@@ -42,6 +46,8 @@ export interface ProxyOwnershipOptions {
   readonly log?: Logger;
   /** Every session event of every owned escrow (the proxy's metrics). */
   readonly onSessionEvent?: (escrowId: bigint, event: SessionEvent) => void;
+  /** A session opens from its stored participants because the node did not answer (the metric). */
+  readonly onStoredCopy?: () => void;
 }
 
 export interface ProxyOwnership {
@@ -58,8 +64,26 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     applicationName: `proxy-${config.proxy.replicaId}-store`,
   });
   const client = chainClientFor(config, { timeoutMs: 10_000 });
-  const hosts = new HostDirectory({ client, minRefreshMs: 1_000 });
   const log = options.log;
+  const hosts = new HostDirectory({
+    client,
+    minRefreshMs: 1_000,
+    stored: new PostgresStoredHosts(storeSql),
+    onStoredCopy: (use) => {
+      options.onStoredCopy?.();
+      log?.warn(
+        {
+          marker: 'node_unreachable_stored_copy',
+          what: 'participants',
+          escrowId: use.escrowId.toString(),
+          hosts: use.hosts,
+          err: use.error instanceof Error ? use.error.message : String(use.error),
+        },
+        'public node unreachable: the session opens with its stored participants',
+      );
+    },
+    onError: (error) => log?.warn({ err: error }, 'storing the escrow participants failed'),
+  });
   const resolveHost = (address: string, version: string): HostTarget | undefined => {
     const target = hosts.resolve(address, version);
     if (!target || options.allowPrivateHosts || !isPrivateHostUrl(target.baseUrl)) return target;
@@ -76,7 +100,9 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     store: new PostgresSessionStore(storeSql),
     signerFor: creatorKeyFromEnv(options.env, { encryptionKey: config.encryptionKey }),
     resolveHost,
-    prepare: () => hosts.refresh(),
+    prepare: (escrow) => hosts.prepareFor(escrow.escrowId),
+    opened: (escrowId, participants) => hosts.remember(escrowId, participants),
+    released: (escrowId) => hosts.forget(escrowId),
     ...(options.flushIdleMs !== undefined ? { flushIdleMs: options.flushIdleMs } : {}),
     ...(options.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: options.maintenanceEveryMs } : {}),
     ...(options.onSessionEvent ? { onSessionEvent: options.onSessionEvent } : {}),

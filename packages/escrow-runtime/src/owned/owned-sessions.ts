@@ -62,8 +62,15 @@ export interface OwnedSessionsOptions {
   readonly signerFor: (escrow: ActiveEscrow) => PrivateKey;
   /** Host of a cold address for a runtime version (HostDirectory.resolve). */
   readonly resolveHost: (address: string, version: string) => HostTarget | undefined;
-  /** Called before a session opens, e.g. to load the participants list (HostDirectory.refresh). */
-  readonly prepare?: () => Promise<void>;
+  /**
+   * Called before a session opens, e.g. to load the participants list, or the escrow's stored copy of
+   * it while the node is unreachable (HostDirectory.prepareFor).
+   */
+  readonly prepare?: (escrow: ActiveEscrow) => Promise<void>;
+  /** A session opened and serves: its group's participants (slot holders), e.g. HostDirectory.remember. */
+  readonly opened?: (escrowId: bigint, participants: readonly string[]) => void;
+  /** A session this registry owned has closed and its lease is released (HostDirectory.forget). */
+  readonly released?: (escrowId: bigint) => void;
   /** Default: HttpHostTransport signed with the creator key on the session clock. */
   readonly transportFor?: (signer: PrivateKey) => HostTransport;
   readonly session?: SessionTuning;
@@ -257,7 +264,7 @@ export class OwnedSessions implements ClaimTarget {
     const openedAt = performance.now();
     try {
       const signer = this.#o.signerFor(escrow);
-      await this.#o.prepare?.();
+      await this.#o.prepare?.(escrow);
       const clock = this.#o.session?.clock ?? systemClock;
       const transport =
         this.#o.transportFor?.(signer) ?? new HttpHostTransport({ signer, nowSeconds: clock.nowSeconds });
@@ -303,6 +310,11 @@ export class OwnedSessions implements ClaimTarget {
       if (!published || entry.state !== 'opening') throw new Error('lease lost while opening');
       entry.state = 'serving';
       this.#o.log?.info({ escrowId: id.toString(), token: session.fencingToken.toString() }, 'escrow owned');
+      try {
+        this.#o.opened?.(id, session.state.group.slots);
+      } catch {
+        // observers never break the claim
+      }
       return true;
     } catch (error) {
       if (entry.state === 'opening') {
@@ -373,6 +385,7 @@ export class OwnedSessions implements ClaimTarget {
       await e.lease.release();
       e.state = 'gone';
       if (this.#entries.get(id) === e) this.#entries.delete(id);
+      if (!this.#entries.has(id)) this.#o.released?.(id);
     })();
     e.ended = run;
     this.#ending.add(run);

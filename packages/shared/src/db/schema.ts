@@ -223,6 +223,39 @@ export const sessionStateSignatures = pgTable(
   (t) => [primaryKey({ columns: [t.escrowId, t.nonce, t.slotId] })],
 );
 
+/**
+ * Where each participant of an escrow's group serves (devshard-protocol.md §4.1: the node's
+ * participants list, chain-and-network.md §3.3), stored when a session first opens and rewritten when
+ * the node answers with another URL. The group is frozen for the escrow's life, so a takeover, a
+ * restart or a finalize while the public node is unreachable opens the session from this copy
+ * (docs/operator-guide.md "When the public node is down").
+ */
+export const escrowHosts = pgTable(
+  'escrow_hosts',
+  {
+    escrowId: sessionHead(),
+    /** The participant's cold address (a slot holder of the escrow's group). */
+    participant: text('participant').notNull(),
+    inferenceUrl: text('inference_url').notNull(),
+    /** When the node last gave this URL. */
+    confirmedAt: timestamp('confirmed_at', { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.escrowId, t.participant] })],
+);
+
+/**
+ * The last answer of a chain or node read the gateway can work with when that source is unreachable
+ * (docs/operator-guide.md "When the public node is down"): `inference_params` (chain REST params,
+ * for the max_nonce a finalize needs), `chain_phase` (the epoch and PoC phase the controller last
+ * read). One row per read, overwritten by each newer answer; `body` is the answer as received.
+ */
+export const lastKnownReads = pgTable('last_known_reads', {
+  name: text('name').primaryKey(),
+  body: jsonb('body').notNull(),
+  readAt: timestamp('read_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
 /** The finalize document (spec §2.2, protocol §8.3), stored before settlement is attempted. */
 export const finalizeDocuments = pgTable('finalize_documents', {
   escrowId: uint64('escrow_id')
