@@ -261,6 +261,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     pocBlocks: () => poc?.active ?? false,
     capacityAware: config.capacityAwareLimits,
     fleetServes: (model) => fleetModels.has(model),
+    passthrough: new Set(config.proxy.passthroughParameters),
     serving: {
       health,
       deadlines: new Deadlines(serving),

@@ -4,6 +4,8 @@
 export const ERROR_TABLE = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
   invalid_json: { status: 400, type: 'invalid_request_error' },
+  /** A request parameter the gateway does not know (OpenAI's code for it). */
+  unknown_parameter: { status: 400, type: 'invalid_request_error' },
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   admin_key_required: { status: 401, type: 'authentication_error' },

@@ -1,9 +1,11 @@
 // POST /v1/chat/completions (pooled) and POST /devshard/{id}/v1/chat/completions (one escrow) as a
 // pipeline of named stages (architecture §5), each its own module:
 //
-//   parse     the exact body bytes kept (prompt_hash covers what the client sent, §2.5), JSON schema
+//   parse     the exact body bytes kept (prompt_hash covers what the client sent, §2.5): size limit
+//             (413), JSON only (415), UTF-8, nesting and duplicate keys (json-scan.ts)
 //   authenticate  gate/auth.ts ran before the body is read; a missing or wrong key is refused here
-//   policy    request-plan.ts: access mode, stored key, routable model, max_tokens, host bytes
+//   policy    request-plan.ts: the request policy (request-policy.ts), access mode, stored key,
+//             routable model, max_tokens, host bytes
 //   admit     admit.ts: PoC gate, fleet-wide admission → a RequestAccount
 //   serve     serve/attempt-race.ts: attempts on owned escrows with deadlines and hedges; or
 //             forward-to-owner.ts when nothing local can start it
@@ -29,6 +31,7 @@ import {
   isValidHop,
   UnreachableOwners,
 } from './forward-to-owner.js';
+import { scanJsonBody } from './json-scan.js';
 import { type PlanDeps, planChat } from './request-plan.js';
 
 export interface ChatRoutesOptions {
@@ -51,6 +54,8 @@ export interface ChatRoutesOptions {
   readonly serving: Omit<ServeDeps, 'sessions' | 'metrics'>;
   /** Models the fleet serves according to Postgres (ownership/fleet-models.ts). */
   readonly fleetServes?: (model: string) => boolean;
+  /** Chat parameters passed to the hosts without a rule (GATEWAY_PASSTHROUGH_PARAMETERS). */
+  readonly passthrough?: ReadonlySet<string>;
 }
 
 declare module 'fastify' {
@@ -70,6 +75,11 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     (request, body, done) => {
       const raw = body as Buffer;
       request.rawBody = raw;
+      try {
+        scanJsonBody(raw);
+      } catch (error) {
+        return done(error as Error, undefined);
+      }
       try {
         done(null, JSON.parse(raw.toString('utf8')));
       } catch {
@@ -97,6 +107,7 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
       o.sessions.list().find((e) => e.escrowId === id)?.modelId ??
       o.pool.escrows.find((e) => e.escrowId === id)?.modelId,
     onKeyRejection: (reason) => o.metrics.keyRejections.inc({ reason }),
+    ...(o.passthrough ? { passthrough: o.passthrough } : {}),
   };
   const admit: AdmitDeps = {
     admission: o.admission,
@@ -132,6 +143,7 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
         reservation: { inputTokens: BigInt(chat.inputTokens), maxTokens: BigInt(chat.maxTokens) },
         inputTokens: chat.inputTokens,
         stream: chat.stream,
+        ask: chat.ask,
         ...(escrowId !== undefined ? { escrowId } : {}),
         capacityAware: o.capacityAware,
         headers: chat.headers,

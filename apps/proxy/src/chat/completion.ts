@@ -1,5 +1,9 @@
 // OpenAI response bodies out of host chunk lines (spec §2.7): a non-streamed request gets one
-// chat.completion, whether the host sent one `chat.completion` line or a run of chunks.
+// chat.completion, whether the host sent one `chat.completion` line or a run of chunks, with only
+// what the client asked for (response-hygiene.ts).
+import { nonNullMember } from './json-bytes.js';
+import type { ResponseAsk } from './request-policy.js';
+import { cleanCompletionText } from './response-hygiene.js';
 
 interface ToolCall {
   id?: string;
@@ -14,6 +18,8 @@ interface Choice {
   reasoning: string | undefined;
   refusal: string | undefined;
   toolCalls: Map<number, ToolCall>;
+  /** The tokens' log probabilities, when the client asked for them. */
+  logprobs: unknown[] | undefined;
   finishReason: string | null;
 }
 
@@ -68,32 +74,24 @@ export function streamChunkUsage(line: Uint8Array): Usage | undefined {
   const bytes = Buffer.from(line.buffer, line.byteOffset, line.byteLength);
   // OpenAI-style chunks of a stream with include_usage all say `"usage":null` but the last one: those
   // need no parse. Anything else that mentions usage is parsed (a token whose text is "usage" too).
-  for (let at = bytes.indexOf(USAGE_KEY); at >= 0; at = bytes.indexOf(USAGE_KEY, at + USAGE_KEY.length)) {
-    if (!isNullMember(bytes, at + USAGE_KEY.length)) return usageOf(parseDataLine(line)?.value);
-  }
-  return undefined;
+  return nonNullMember(bytes, USAGE_KEY) ? usageOf(parseDataLine(line)?.value) : undefined;
 }
 
-/** True when the bytes from `at` are `: null` (any spaces around the colon). */
-function isNullMember(bytes: Buffer, at: number): boolean {
-  let i = at;
-  while (bytes[i] === 0x20 || bytes[i] === 0x09) i++;
-  if (bytes[i++] !== 0x3a) return false;
-  while (bytes[i] === 0x20 || bytes[i] === 0x09) i++;
-  return bytes[i] === 0x6e && bytes[i + 1] === 0x75 && bytes[i + 2] === 0x6c && bytes[i + 3] === 0x6c;
-}
+const NOTHING_ASKED: ResponseAsk = { logprobs: false, topLogprobs: 0, includeUsage: false };
 
 /**
  * The chat.completion JSON of a non-streamed answer. A host that sent one `chat.completion` line
- * gets its text passed on as it came (issue 10: parsed once, to check it, never serialized again);
- * chunks are assembled into one.
+ * gets its text passed on as it came (parsed once, to check it, never serialized again) unless
+ * it carries what the client did not ask for; chunks are assembled into one, with the
+ * tokens' log probabilities when the client asked for them.
  */
 export function assembleCompletion(
   frames: readonly DataFrame[],
   fallback: { id: string; model: string },
+  ask: ResponseAsk = NOTHING_ASKED,
 ): string {
   const whole = frames.find((f) => f.value.object === 'chat.completion');
-  if (whole) return whole.json;
+  if (whole) return cleanCompletionText(whole.json, whole.value, ask);
   const choices = new Map<number, Choice>();
   let usage: Usage | undefined;
   let id = fallback.id;
@@ -113,6 +111,7 @@ export function assembleCompletion(
         reasoning: undefined,
         refusal: undefined,
         toolCalls: new Map(),
+        logprobs: undefined,
         finishReason: null,
       };
       const delta = (c.delta ?? {}) as Record<string, unknown>;
@@ -125,6 +124,7 @@ export function assembleCompletion(
         for (const t of delta.tool_calls)
           if (t && typeof t === 'object') addToolCall(choice.toolCalls, t as Record<string, unknown>);
       }
+      if (ask.logprobs) addLogprobs(choice, c.logprobs, ask.topLogprobs);
       if (typeof c.finish_reason === 'string') choice.finishReason = c.finish_reason;
       choices.set(index, choice);
     }
@@ -150,8 +150,24 @@ export function assembleCompletion(
             }
           : {}),
       },
+      ...(ask.logprobs ? { logprobs: c.logprobs ? { content: c.logprobs, refusal: null } : null } : {}),
       finish_reason: c.finishReason,
     })),
     ...(usage ? { usage } : {}),
   });
+}
+
+/** A chunk's token log probabilities added to its choice, each cut to the `top_logprobs` asked. */
+function addLogprobs(choice: Choice, logprobs: unknown, keep: number): void {
+  const content = (logprobs as { content?: unknown } | null | undefined)?.content;
+  if (!Array.isArray(content)) return;
+  choice.logprobs ??= [];
+  for (const token of content) {
+    const t = token as { top_logprobs?: unknown };
+    choice.logprobs.push(
+      Array.isArray(t?.top_logprobs) && t.top_logprobs.length > keep
+        ? { ...t, top_logprobs: t.top_logprobs.slice(0, keep) }
+        : token,
+    );
+  }
 }

@@ -1,5 +1,6 @@
 // Parse and policy stages of a chat request (architecture §5), after gate/ authenticated the caller:
-// the body as the schema accepted it, the caller's access to the model (spec §3.2, §5.1.3), a stored
+// the request policy (request-policy.ts: every parameter, message and limit, apps/proxy README
+// "Request policy"), the caller's access to the model (spec §3.2, §5.1.3), a stored
 // key's expiry and models, the model or escrow this replica can route, max_tokens default and cap
 // (spec §2.4, §8), the exact bytes the host runs and the reservation. Everything here is decided
 // before admission: a refusal spends nothing.
@@ -12,6 +13,7 @@ import { estimateInputTokens } from './admission.js';
 import { bodyForHost, checkAccess, decideMaxTokens } from './chat-policy.js';
 import type { ChatBody } from './chat-schema.js';
 import { checkStoredKey, keyAdmissionOf, refusalOfCheck } from './key-limits.js';
+import { checkChatRequest, type ResponseAsk } from './request-policy.js';
 
 export interface ChatPlan {
   readonly body: ChatBody;
@@ -29,6 +31,8 @@ export interface ChatPlan {
   readonly keyLimits: KeyAdmission | undefined;
   /** Response headers every answer of this request carries (a capped max_tokens). */
   readonly headers: Record<string, string>;
+  /** What the client asked of the answer: the rest of what a host adds is removed (response-hygiene.ts). */
+  readonly ask: ResponseAsk;
 }
 
 export interface PlanDeps {
@@ -41,9 +45,13 @@ export interface PlanDeps {
   /** The model an escrow serves, if this replica knows the escrow. */
   readonly escrowModel: (escrowId: bigint) => string | undefined;
   readonly onKeyRejection: (reason: string) => void;
+  /** Chat parameters passed to the hosts without a rule (GATEWAY_PASSTHROUGH_PARAMETERS). */
+  readonly passthrough?: ReadonlySet<string>;
 }
 
 export function planChat(deps: PlanDeps, request: FastifyRequest, escrowId: bigint | undefined): ChatPlan {
+  // First: a malformed request is refused before anything about the caller or the model is read.
+  const findings = checkChatRequest(request.body, deps.passthrough ? { passthrough: deps.passthrough } : {});
   const body = request.body as ChatBody;
   const settings = deps.settings.current;
   checkAccess(request.caller, body.model, settings);
@@ -54,9 +62,6 @@ export function planChat(deps: PlanDeps, request: FastifyRequest, escrowId: bigi
       deps.onKeyRejection(refused);
       throw refusalOfCheck(refused, body.model);
     }
-  }
-  if (body.n !== undefined && body.n > 1) {
-    throw new GatewayError('invalid_request', 'n > 1 is not supported', { param: 'n' });
   }
   checkRoutable(deps, body.model, escrowId);
   const decision = decideMaxTokens(body, settings);
@@ -71,7 +76,7 @@ export function planChat(deps: PlanDeps, request: FastifyRequest, escrowId: bigi
     stream: body.stream === true,
     stored,
     clientBody: raw,
-    hostBody: bodyForHost(raw, body, decision),
+    hostBody: bodyForHost(raw, body, decision, findings),
     inputTokens,
     maxTokens: decision.maxTokens,
     keyLimits: stored
@@ -82,6 +87,7 @@ export function planChat(deps: PlanDeps, request: FastifyRequest, escrowId: bigi
         )
       : undefined,
     headers,
+    ask: findings.ask,
   };
 }
 

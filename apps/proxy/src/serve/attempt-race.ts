@@ -34,6 +34,8 @@ import {
   usageOf,
 } from '../chat/completion.js';
 import { pickOwned, type Reservation } from '../chat/pick-escrow.js';
+import type { ResponseAsk } from '../chat/request-policy.js';
+import { cleanChunkLine } from '../chat/response-hygiene.js';
 import type { AttemptRecord } from '../chat/usage-events.js';
 import { escrowNotServing, mapFailure, toGatewayError } from '../error-map.js';
 import type { ProxyMetrics } from '../proxy-metrics.js';
@@ -49,6 +51,8 @@ export interface ServeInput {
   readonly reservation: Reservation;
   readonly inputTokens: number;
   readonly stream: boolean;
+  /** What the client asked of the answer; what else a host adds is removed (response-hygiene.ts). */
+  readonly ask: ResponseAsk;
   /** Only this escrow (POST /devshard/{id}/v1/chat/completions). */
   readonly escrowId?: bigint;
   readonly capacityAware: boolean;
@@ -402,7 +406,8 @@ class AttemptRace {
       return;
     }
     a.count(streamChunkUsage(line));
-    this.#open(a).push(Buffer.concat([line, SEP]));
+    const clean = cleanChunkLine(line, this.input.ask);
+    if (clean) this.#open(a).push(Buffer.concat([clean, SEP]));
   }
 
   #onDone(a: Attempt): void {
@@ -605,10 +610,11 @@ class AttemptRace {
     if (this.input.stream) {
       this.#open(a).push(null);
     } else {
-      const body = assembleCompletion(a.frames, {
-        id: `chatcmpl-${this.request.id}`,
-        model: this.input.model,
-      });
+      const body = assembleCompletion(
+        a.frames,
+        { id: `chatcmpl-${this.request.id}`, model: this.input.model },
+        this.input.ask,
+      );
       // JSON text already: the content type Fastify gives an object, without serializing it again.
       void this.reply
         .status(200)

@@ -224,6 +224,7 @@ describe('numbers, switches and URLs', () => {
     ['GATEWAY_MAX_ATTEMPTS', '0', 'must be a positive integer'],
     ['GATEWAY_RECEIPT_TIMEOUT_MS', '5s', 'must be a non-negative integer'],
     ['GATEWAY_ALLOW_PRIVATE_HOSTS', 'loopback', 'must be on or off'],
+    ['GATEWAY_PASSTHROUGH_PARAMETERS', 'guided-json', 'must list parameter names'],
   ])('rejects %s=%s', (name, value, message) => {
     expect(errorOf({ ...base, [name]: value })).toContain(`${name} ${message}`);
   });
@@ -268,6 +269,7 @@ describe('numbers, switches and URLs', () => {
       GATEWAY_FLUSH_IDLE_MS: '300',
       GATEWAY_ADMISSION_TTL_MS: '2000',
       GATEWAY_ALLOW_PRIVATE_HOSTS: 'on',
+      GATEWAY_PASSTHROUGH_PARAMETERS: 'guided_json, min_tokens,guided_json',
       GATEWAY_MAX_ATTEMPTS: '2',
       GATEWAY_RECEIPT_TIMEOUT_MS: '1000',
       GATEWAY_FIRST_TOKEN_TIMEOUT_MS: '1500',
@@ -296,6 +298,7 @@ describe('numbers, switches and URLs', () => {
       flushIdleMs: 300,
       admissionTtlMs: 2_000,
       allowPrivateHosts: true,
+      passthroughParameters: ['guided_json', 'min_tokens'],
       serving: {
         maxAttempts: 2,
         receiptTimeoutMs: 1_000,

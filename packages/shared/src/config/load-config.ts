@@ -61,6 +61,8 @@ export interface GatewayConfig {
     flushIdleMs: number;
     /** Lifetime of a fleet-wide admission entry without a refresh. */
     admissionTtlMs: number;
+    /** Chat parameters passed to the hosts without a rule (apps/proxy chat/request-policy.ts). */
+    passthroughParameters: string[];
     /** Accept hosts on loopback/private addresses (devnet only; issue 11 §9). */
     allowPrivateHosts: boolean;
     /** Deadlines, hedged attempts and host health of the serve stage (apps/proxy/src/serve/). */
@@ -186,6 +188,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       leaseTtlMs: must(read(env, 'GATEWAY_LEASE_TTL_MS')),
       flushIdleMs: must(read(env, 'GATEWAY_FLUSH_IDLE_MS')),
       admissionTtlMs: must(read(env, 'GATEWAY_ADMISSION_TTL_MS')),
+      passthroughParameters: must(read(env, 'GATEWAY_PASSTHROUGH_PARAMETERS')),
       allowPrivateHosts: must(read(env, 'GATEWAY_ALLOW_PRIVATE_HOSTS')),
       serving: {
         maxAttempts: must(read(env, 'GATEWAY_MAX_ATTEMPTS')),

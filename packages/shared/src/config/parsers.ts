@@ -93,3 +93,18 @@ export function hexBytes(bytes: number) {
     return t.toLowerCase();
   };
 }
+
+/**
+ * Names of top-level request parameters, separated by commas or spaces (snake_case, as OpenAI's
+ * and vLLM's parameters are spelled); empty means none.
+ */
+export function parameterNames(raw: string): string[] {
+  const names = raw.split(/[\s,]+/).filter((n) => n !== '');
+  for (const name of names) {
+    if (!/^[a-z][a-z0-9_]{0,63}$/.test(name)) {
+      throw new ConfigValueError('must list parameter names (a-z, 0-9 and _, at most 64 characters each)');
+    }
+  }
+  if (names.length > 64) throw new ConfigValueError('must list at most 64 names');
+  return [...new Set(names)];
+}

@@ -9,6 +9,7 @@ import {
   nonNegativeInt,
   oneOf,
   onOff,
+  parameterNames,
   port,
   positiveInt,
   uint64,
@@ -195,6 +196,12 @@ export const VARIABLES = {
     meaning:
       "How long (ms) a chat request's fleet-wide admission entry outlives a replica that stopped refreshing it (crashed); refreshed every third of it. Shorter: a dead replica's slots come back sooner, more Redis writes.",
     parse: positiveInt,
+  }),
+  GATEWAY_PASSTHROUGH_PARAMETERS: spec({
+    default: '',
+    meaning:
+      'Top-level chat parameters the proxy passes to the hosts without a rule of its own, besides `chat_template_kwargs` (apps/proxy README, "Request policy"): names separated by commas. Any other parameter the gateway does not know is refused with a 400 naming it; a parameter it knows keeps its rule.',
+    parse: parameterNames,
   }),
   GATEWAY_MAX_ATTEMPTS: spec({
     default: '3',

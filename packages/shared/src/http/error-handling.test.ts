@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors.js';
 import { errorHandling } from './error-handling.js';
@@ -14,6 +15,8 @@ async function app() {
   a.get('/gateway-error', async () => {
     throw new GatewayError('admin_key_required', 'model m requires an admin API key');
   });
+  a.post('/finalize', async (request) => ({ body: request.body ?? null }));
+  a.delete('/thing', async () => ({ deleted: true }));
   a.get('/bug', async () => {
     throw new Error('secret internal detail');
   });
@@ -60,5 +63,81 @@ describe('error handling', () => {
     const missing = await a.inject({ method: 'GET', url: '/nope?x=1' });
     expect(missing.statusCode).toBe(404);
     expect(missing.json().error).toMatchObject({ code: 'not_found', message: 'no route for GET /nope' });
+  });
+
+  it('reads an empty body as no body whatever its content type; a route that needs one says so', async () => {
+    const a = await app();
+    for (const type of [
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+    ]) {
+      const res = await a.inject({
+        method: 'POST',
+        url: '/finalize',
+        headers: { 'content-type': type },
+        payload: '',
+      });
+      expect(res.statusCode, type).toBe(200);
+      // text/plain keeps Fastify's own parser: an empty string.
+      expect([null, '']).toContain(res.json().body);
+    }
+    const del = await a.inject({
+      method: 'DELETE',
+      url: '/thing',
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
+    expect(del.statusCode).toBe(200);
+    const typed = await a.inject({
+      method: 'POST',
+      url: '/typed',
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
+    expect(typed.statusCode).toBe(400);
+    expect(typed.json().error.code).toBe('invalid_request');
+    const form = await a.inject({
+      method: 'POST',
+      url: '/finalize',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'a=1',
+    });
+    expect(form.statusCode).toBe(415);
+    expect(form.json().error.code).toBe('unsupported_media_type');
+  });
+
+  it('answers a body over the limit with a 413 the client receives, not a reset', async () => {
+    const a = await app();
+    await a.listen({ host: '127.0.0.1', port: 0 });
+    const url = `http://127.0.0.1:${(a.server.address() as AddressInfo).port}/typed`;
+    try {
+      const big = Buffer.alloc(8 * 1024 * 1024, 0x61);
+      // With a content-length, and as a chunked upload whose size is learned while reading it.
+      const sized = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: big,
+      });
+      const chunked = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(controller) {
+            for (let at = 0; at < big.length; at += 64 * 1024)
+              controller.enqueue(big.subarray(at, at + 64 * 1024));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+      for (const res of [sized, chunked]) {
+        expect(res.status).toBe(413);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe('body_too_large');
+      }
+    } finally {
+      await a.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { GatewayError, toErrorResponse } from '../errors.js';
+import { drainRequest } from './drain-request.js';
 
 /**
  * The field a schema error is about: its path, plus the property a `required` or
@@ -40,7 +41,12 @@ function fromFastifyError(err: FastifyError): GatewayError | undefined {
   }
 }
 
-/** One error handler: logs 5xx with their cause, returns `{"error":{…}}` and never a stack. */
+/**
+ * One error handler: logs 5xx with their cause, returns `{"error":{…}}` and never a stack. A body
+ * over the limit is answered 413 once the rest of the upload has been read (drain-request.ts), with
+ * `connection: close`, so the client (and a load balancer in front) receives the answer instead of
+ * a reset.
+ */
 export const errorHandling = fp(
   async (app: FastifyInstance) => {
     app.setErrorHandler((err: FastifyError, request, reply) => {
@@ -48,6 +54,11 @@ export const errorHandling = fp(
       const { status, body } = toErrorResponse(mapped ?? err);
       if (status >= 500) request.log.error({ err }, 'request failed');
       else request.log.info({ code: body.error.code }, 'request rejected');
+      if (status === 413) {
+        return drainRequest(request.raw).then(() =>
+          reply.status(status).header('connection', 'close').send(body),
+        );
+      }
       return reply.status(status).send(body);
     });
     app.setNotFoundHandler((request, reply) => {
