@@ -24,6 +24,8 @@ describe('controller killed mid-flight (real processes, SIGKILL by pid)', () => 
   beforeAll(async () => {
     s = await startStack({
       proxies: 1,
+      // A tx outcome counts as unknown after 8 s of polling rather than 45 (chain-and-network.md §2.4).
+      env: { GATEWAY_TX_POLL_TIMEOUT_MS: '8000' },
       controllerChainRest: async (devnet) => {
         tap = await startChainTap(devnet.urls.chainRest);
         return tap.url;
@@ -176,7 +178,7 @@ describe('controller killed mid-flight (real processes, SIGKILL by pid)', () => 
     const lastId = s.devnet.chain.lastEscrowId();
     tap.darkenTxIndex(true);
     const cut = tap.cutNextBroadcast();
-    // The controller polls the dark index until its deadline (45 s), then answers 504 naming the hash.
+    // The controller polls the dark index until its deadline (8 s here), then answers 504 naming the hash.
     const unknown = await controller('POST', '/v1/admin/escrows', createBody(), {
       'idempotency-key': 'unknown-outcome',
     });

@@ -64,11 +64,12 @@ export interface ControllerDeps {
 }
 
 /** How the controller polls a broadcast tx until it is included (or its outcome is unknown). */
-const DEFAULT_POLL = { intervalMs: 2_000, timeoutMs: 45_000 };
+const POLL_INTERVAL_MS = 2_000;
 
 /** The control-plane app (architecture.md §1): admin API and job workers hang off this. */
 export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyInstance> {
   const app = createFastify(deps.logger);
+  const poll = deps.poll ?? { intervalMs: POLL_INTERVAL_MS, timeoutMs: deps.config.controller.txPollTimeoutMs };
   // Not infra.database.sql (drizzle's handle): see openPlainPool.
   const sql = openPlainPool(deps.config.databaseUrl, { max: 10, applicationName: 'controller' });
   app.addHook('onClose', () => sql.end({ timeout: 5 }));
@@ -81,7 +82,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     encryptionKey: deps.config.encryptionKey,
     gasLimit: deps.config.chain.gasLimit,
     logger: app.log as unknown as Logger,
-    poll: deps.poll ?? DEFAULT_POLL,
+    poll,
     ...(deps.nowNs ? { nowNs: deps.nowNs } : {}),
     ...(deps.sessionClock ? { sessionClock: deps.sessionClock } : {}),
     storageDir: deps.config.storageDir,
@@ -112,7 +113,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(escrowsRoutes, {
       ctx,
       jobs,
-      waitMs: deps.createWaitMs ?? (deps.poll ?? DEFAULT_POLL).timeoutMs + 15_000,
+      waitMs: deps.createWaitMs ?? poll.timeoutMs + 15_000,
     });
     await admin.register(devshardsRoutes, { ctx, jobs });
     await admin.register(settingsRoutes, {

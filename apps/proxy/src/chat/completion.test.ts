@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleCompletion, parseDataLine, streamChunkUsage } from './completion.js';
+import { assembleCompletion, parseDataLine, parseDataLines, streamChunkUsage } from './completion.js';
 
 const line = (text: string) => new TextEncoder().encode(text);
 const frames = (...texts: string[]) =>
@@ -79,6 +79,24 @@ describe('a completion assembled from streamed tool calls', () => {
       ],
       usage: { prompt_tokens: 4, completion_tokens: 6 },
     });
+  });
+});
+
+describe('parseDataLines', () => {
+  it('parses a whole answer as one array, skipping what is not a data object', () => {
+    const frames = parseDataLines([
+      line('data: {"a":1}'),
+      line('data:{"b":"x,y"}'),
+      line('data: [DONE]'),
+      line(': comment'),
+      line('data:   {"c":{"d":[1,2]}}'),
+    ]);
+    expect(frames.map((f) => f.value)).toEqual([{ a: 1 }, { b: 'x,y' }, { c: { d: [1, 2] } }]);
+  });
+
+  it('falls back to one parse per line when one line is broken', () => {
+    const frames = parseDataLines([line('data: {"a":1}'), line('data: {"broken":'), line('data: {"c":3}')]);
+    expect(frames.map((f) => f.value)).toEqual([{ a: 1 }, { c: 3 }]);
   });
 });
 

@@ -60,6 +60,44 @@ export function parseDataLine(line: Uint8Array): DataFrame | undefined {
   }
 }
 
+const COMMA = Buffer.from(',');
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
+
+/** The JSON object of a `data: {...}` line as bytes (no copy), or undefined. */
+function objectBytes(line: Uint8Array): Buffer | undefined {
+  const b = Buffer.from(line.buffer, line.byteOffset, line.byteLength);
+  // 'data:' then optional spaces, then '{'
+  if (b.length < 6 || b[0] !== 0x64 || b[4] !== 0x3a) return undefined;
+  let i = 5;
+  while (b[i] === 0x20 || b[i] === 0x09) i++;
+  return b[i] === 0x7b ? b.subarray(i) : undefined;
+}
+
+/**
+ * The frames of many `data: {...}` lines, parsed as one JSON array (one decode and one parse for a
+ * whole answer's chunks, rather than one per chunk); a line that breaks the array is found by
+ * parsing the lines one by one. Frames parsed this way carry no text (`json` is empty).
+ */
+export function parseDataLines(lines: readonly Uint8Array[]): DataFrame[] {
+  const parts: Buffer[] = [OPEN];
+  for (const line of lines) {
+    const bytes = objectBytes(line);
+    if (!bytes) continue;
+    if (parts.length > 1) parts.push(COMMA);
+    parts.push(bytes);
+  }
+  parts.push(CLOSE);
+  try {
+    const values = JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown[];
+    return values
+      .filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v))
+      .map((value) => ({ json: '', value }));
+  } catch {
+    return lines.map(parseDataLine).filter((f): f is DataFrame => f !== undefined);
+  }
+}
+
 /** Usage carried by a chunk or completion object, if any. */
 export function usageOf(frame: Record<string, unknown> | undefined): Usage | undefined {
   const usage = frame?.usage;
@@ -91,7 +129,7 @@ export function assembleCompletion(
   ask: ResponseAsk = NOTHING_ASKED,
 ): string {
   const whole = frames.find((f) => f.value.object === 'chat.completion');
-  if (whole) return cleanCompletionText(whole.json, whole.value, ask);
+  if (whole) return cleanCompletionText(whole.json || JSON.stringify(whole.value), whole.value, ask);
   const choices = new Map<number, Choice>();
   let usage: Usage | undefined;
   let id = fallback.id;

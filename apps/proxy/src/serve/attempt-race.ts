@@ -28,7 +28,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   assembleCompletion,
   type DataFrame,
-  parseDataLine,
+  parseDataLines,
   streamChunkUsage,
   type Usage,
   usageOf,
@@ -110,6 +110,8 @@ class Attempt {
   /** Chunks before content (held until the attempt wins) and, without streaming, every frame. */
   held: { readonly line: Uint8Array; readonly frame: DataFrame | undefined }[] = [];
   frames: DataFrame[] = [];
+  /** Without streaming, the winner's lines after its first content, parsed together at the end. */
+  rawLines: Uint8Array[] = [];
   /** When the winner's last chunk arrived (the stall deadline counts from it). */
   lastChunkAt = 0;
   outputTokens = 0;
@@ -400,9 +402,8 @@ class AttemptRace {
   /** One chunk to the client (streamed) or to the completion (not); `parsed` when classified already. */
   #deliver(a: Attempt, line: Uint8Array, parsed: DataFrame | undefined): void {
     if (!this.input.stream) {
-      const frame = parsed ?? parseDataLine(line);
-      if (frame) a.frames.push(frame);
-      a.count(usageOf(frame?.value));
+      if (parsed) a.frames.push(parsed);
+      else a.rawLines.push(line);
       return;
     }
     a.count(streamChunkUsage(line));
@@ -567,6 +568,7 @@ class AttemptRace {
     }
     this.#winner = undefined;
     a.frames = [];
+    a.rawLines = [];
     this.#drop(a, 'failed', why);
     this.#lastError = new GatewayError('upstream_error', `the host's answer broke off (${why})`);
     this.#hedge();
@@ -596,6 +598,13 @@ class AttemptRace {
   #succeed(a: Attempt): void {
     a.outcome = 'served';
     a.endedAt ??= performance.now();
+    if (!this.input.stream) {
+      // The whole answer is in: its lines are parsed once, together, and its usage read from them.
+      a.frames = a.frames.concat(parseDataLines(a.rawLines));
+      a.rawLines = [];
+      a.outputTokens = 0;
+      for (const f of a.frames) a.count(usageOf(f.value));
+    }
     a.clearTimer();
     const firstTokenMs =
       a.firstTokenAt !== undefined && a.receiptAt !== undefined ? a.firstTokenAt - a.receiptAt : undefined;

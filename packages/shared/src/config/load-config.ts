@@ -73,6 +73,8 @@ export interface GatewayConfig {
     url: string;
     /** Rotation tick period (spec §3.4, §8: about every 15 s); tests run it faster. */
     rotationTickMs: number;
+    /** How long a broadcast tx's hash is polled before its outcome is unknown (chain-and-network.md §2.4). */
+    txPollTimeoutMs: number;
   };
   encryptionKey: Buffer | undefined;
   logLevel: string;
@@ -207,6 +209,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       port: controllerPort,
       url: read(env, 'GATEWAY_CONTROLLER_URL') ?? `http://127.0.0.1:${controllerPort}`,
       rotationTickMs: must(read(env, 'GATEWAY_ROTATION_TICK_MS')),
+      txPollTimeoutMs: must(read(env, 'GATEWAY_TX_POLL_TIMEOUT_MS')),
     },
     encryptionKey: encryptionKeyHex === undefined ? undefined : Buffer.from(encryptionKeyHex, 'hex'),
     logLevel: must(read(env, 'LOG_LEVEL')),

@@ -274,6 +274,12 @@ export const VARIABLES = {
       'Controller URL the proxy forwards admin routes to; defaults to http://127.0.0.1:GATEWAY_CONTROLLER_PORT.',
     parse: httpUrl,
   }),
+  GATEWAY_TX_POLL_TIMEOUT_MS: spec({
+    default: '45000',
+    meaning:
+      "How long (ms) the controller polls a broadcast transaction's hash before its outcome counts as unknown (chain-and-network.md §2.4: every 2 s for up to ~45 s); an unknown outcome is reconciled by hash later, never sent again. Shorter: an admin call answers 504 sooner when the tx index is slow.",
+    parse: positiveInt,
+  }),
   GATEWAY_ROTATION_TICK_MS: spec({
     default: '15000',
     meaning:
