@@ -69,7 +69,10 @@ const POLL_INTERVAL_MS = 2_000;
 /** The control-plane app (architecture.md §1): admin API and job workers hang off this. */
 export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyInstance> {
   const app = createFastify(deps.logger);
-  const poll = deps.poll ?? { intervalMs: POLL_INTERVAL_MS, timeoutMs: deps.config.controller.txPollTimeoutMs };
+  const poll = deps.poll ?? {
+    intervalMs: POLL_INTERVAL_MS,
+    timeoutMs: deps.config.controller.txPollTimeoutMs,
+  };
   // Not infra.database.sql (drizzle's handle): see openPlainPool.
   const sql = openPlainPool(deps.config.databaseUrl, { max: 10, applicationName: 'controller' });
   app.addHook('onClose', () => sql.end({ timeout: 5 }));
