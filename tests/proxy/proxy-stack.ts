@@ -1,4 +1,4 @@
-// Test support of the proxy end-to-end tests (issue 11): a devnet in this process (chain, hosts, mock
+// Test support of the proxy end-to-end tests: a devnet in this process (chain, hosts, mock
 // model), a migrated Postgres database holding escrows created on the devnet chain, a Redis prefix,
 // and proxy replicas either built in this process (buildProxyApp, listening on a free port) or started
 // as real OS processes exactly as ./start does (apps/proxy/src/main.ts).
@@ -206,6 +206,7 @@ export class ProxyStack {
     disabled?: { enabled: boolean; message: string; new_url: string | null };
     defaultMaxTokens?: number;
     maxTokensCap?: number;
+    passthroughParameters?: string[];
   }): Promise<void> {
     // Plain postgres.js: drizzle's wrapper (db.sql) breaks sql.json; JSON is sent as text and cast.
     const sql = this.storeSql;
@@ -213,6 +214,7 @@ export class ProxyStack {
     const [row] = await sql<{ revision: string }[]>`
       update settings set
         model_limits = coalesce(${json(change.modelLimits)}::jsonb, model_limits),
+        passthrough_parameters = coalesce(${json(change.passthroughParameters)}::jsonb, passthrough_parameters),
         disabled = coalesce(${json(change.disabled)}::jsonb, disabled),
         default_request_max_tokens = coalesce(${change.defaultMaxTokens ?? null}::int, default_request_max_tokens),
         request_max_tokens_cap = coalesce(${change.maxTokensCap ?? null}::int, request_max_tokens_cap),

@@ -5,6 +5,8 @@
 // admission state in Redis, the usage stream and ledger. What real clients send is served: the
 // official openai client (max_completion_tokens, content parts, tools, response_format, seed, stop,
 // a stream it aborts), and the requests LangChain JS and the Vercel AI SDK were recorded sending.
+// The pass-through list is the environment's plus settings.passthrough_parameters: a change of the
+// settings is served without a restart, and a name removed from them is refused again.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -395,6 +397,28 @@ describe('what real clients send is served', () => {
     expect(res.status, res.text).toBe(200);
     const refused = await post(replica.url, chat({ guided_json: { type: 'object' } }));
     expect(JSON.parse(refused.text).error).toMatchObject({ code: 'unknown_parameter', param: 'guided_json' });
+  });
+
+  it('a parameter passed through in settings is served after the change reaches the replica, refused once removed', async () => {
+    const refusedAs = async (body: string) => JSON.parse((await post(replica.url, body)).text).error;
+    const withParam = chat({ ignore_eos: false });
+    expect(await refusedAs(withParam)).toMatchObject({ code: 'unknown_parameter', param: 'ignore_eos' });
+
+    // What POST /v1/admin/settings {"passthrough_parameters": ["ignore_eos"]} writes and announces.
+    await stack.updateSettings({ passthroughParameters: ['ignore_eos'] });
+    await expect
+      .poll(async () => (await post(replica.url, withParam)).status, { timeout: 2_000, interval: 50 })
+      .toBe(200);
+    // The environment's base list still applies beside the settings' list.
+    const both = await post(replica.url, chat({ ignore_eos: false, min_tokens: 4 }));
+    expect(both.status, both.text).toBe(200);
+
+    await stack.updateSettings({ passthroughParameters: [] });
+    await expect
+      .poll(async () => (await post(replica.url, withParam)).status, { timeout: 2_000, interval: 50 })
+      .toBe(400);
+    expect(await refusedAs(withParam)).toMatchObject({ code: 'unknown_parameter', param: 'ignore_eos' });
+    expect((await post(replica.url, chat({ min_tokens: 4 }))).status).toBe(200);
   });
 
   const recorded = JSON.parse(

@@ -51,7 +51,7 @@ import { UsageLedger } from './usage/usage-ledger.js';
 export interface ProxyTuning {
   /** Escrow lease TTL (default: config.proxy.leaseTtlMs). */
   readonly leaseTtlMs?: number;
-  /** Allow loopback/private host addresses (default: config.proxy.allowPrivateHosts; issue 11 §9). */
+  /** Allow loopback/private host addresses (default: config.proxy.allowPrivateHosts). */
   readonly allowPrivateHosts?: boolean;
   /** Chat body limit in bytes (default 4 MiB). */
   readonly bodyLimit?: number;
@@ -261,7 +261,6 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     pocBlocks: () => poc?.active ?? false,
     capacityAware: config.capacityAwareLimits,
     fleetServes: (model) => fleetModels.has(model),
-    passthrough: new Set(config.proxy.passthroughParameters),
     serving: {
       health,
       deadlines: new Deadlines(serving),

@@ -1,4 +1,11 @@
 // Public surface of @gonka-gateway/shared.
+
+export {
+  DEFAULT_PASSTHROUGH,
+  MAX_PASSTHROUGH_PARAMETERS,
+  PARAMETER_NAME,
+  RULED_CHAT_PARAMETERS,
+} from './chat-parameters.js';
 export {
   hashApiKey,
   matchesDigest,

@@ -254,6 +254,54 @@ describe('admin devshards and settings', () => {
     await sub.quit();
   });
 
+  it('settings: passthrough_parameters is checked alone, stored, returned, replaced whole and audited', async () => {
+    const before = (await call('GET', '/v1/admin/settings')).json();
+    expect(before.passthrough_parameters).toEqual([]);
+    const tooMany = Array.from({ length: 65 }, (_, i) => `p${i}`);
+    const bad: Array<[unknown, string, RegExp]> = [
+      [['guided_json', 'Guided-JSON'], 'passthrough_parameters[1]', /is not a parameter name/],
+      [['9lives'], 'passthrough_parameters[0]', /is not a parameter name/],
+      [[`a${'b'.repeat(64)}`], 'passthrough_parameters[0]', /at most 64 characters/],
+      [['temperature'], 'passthrough_parameters[0]', /has a rule of the request policy/],
+      [['chat_template_kwargs'], 'passthrough_parameters[0]', /always passed through/],
+      [['guided_json', 'guided_json'], 'passthrough_parameters[1]', /listed twice/],
+      [tooMany, 'passthrough_parameters', /at most 64/],
+      [[42], 'passthrough_parameters[0]', /string/],
+      ['guided_json', 'passthrough_parameters', /array/],
+    ];
+    for (const [list, param, message] of bad) {
+      const res = await call('POST', '/v1/admin/settings', { passthrough_parameters: list });
+      expect({ list, status: res.statusCode }).toEqual({ list, status: 400 });
+      expect(res.json().error).toMatchObject({ code: 'invalid_request', param, message });
+    }
+    expect((await call('GET', '/v1/admin/settings')).json()).toEqual(before);
+
+    const names = ['guided_json', 'min_tokens'];
+    const set = await call('POST', '/v1/admin/settings', { passthrough_parameters: names });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json()).toMatchObject({
+      revision: String(BigInt(before.revision) + 1n),
+      passthrough_parameters: names,
+      model_limits: before.model_limits,
+    });
+    expect((await call('GET', '/v1/admin/settings')).json()).toEqual(set.json());
+    const [stored] = await h.sql<{ list: unknown }[]>`select passthrough_parameters as list from settings`;
+    expect(stored!.list).toEqual(names);
+    const [audit] = await h.sql<{ request: unknown; status_code: number }[]>`
+      select request, status_code from admin_audit_log where action = 'POST /v1/admin/settings'
+       order by id desc limit 1`;
+    expect(audit).toEqual({ request: { passthrough_parameters: names }, status_code: 200 });
+
+    // A change of another field keeps the list; a list sent replaces it whole; [] clears it.
+    const other = await call('POST', '/v1/admin/settings', { disabled: { message: 'kept' } });
+    expect(other.json().passthrough_parameters).toEqual(names);
+    const replaced = await call('POST', '/v1/admin/settings', { passthrough_parameters: ['top_a'] });
+    expect(replaced.json().passthrough_parameters).toEqual(['top_a']);
+    const cleared = await call('POST', '/v1/admin/settings', { passthrough_parameters: [] });
+    expect(cleared.json().passthrough_parameters).toEqual([]);
+    expect(cleared.json().revision).toBe(String(BigInt(before.revision) + 4n));
+  });
+
   it('settings: a node that cannot answer the model check is 502 chain_error, and nothing changes', async () => {
     // Nothing listens on port 9 of this host: every chain read fails as a transient node error.
     const dark = createChainClient({ chainRest: 'http://127.0.0.1:9', publicApi: 'http://127.0.0.1:9' });

@@ -4,8 +4,19 @@
 // unknown model id, a new_url that is not http(s), a private_key_env naming an unset variable are
 // 400s naming the field — then written with settings.revision + 1 and the revision published on
 // the settings channel, so every proxy reloads at once. Amounts are kept as decimal strings.
+// passthrough_parameters extends §2.4: the top-level chat parameters every proxy passes to the
+// hosts without a rule, besides GATEWAY_PASSTHROUGH_PARAMETERS (apps/proxy README "Request
+// policy"). A list sent is checked alone: names as the environment's list spells them, at most
+// MAX_PASSTHROUGH_PARAMETERS, none twice, none the gateway has a rule for or passes through already.
 import { queryGovernanceModels } from '@gonka-gateway/chain';
-import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
+import {
+  DEFAULT_PASSTHROUGH,
+  GatewayError,
+  MAX_PASSTHROUGH_PARAMETERS,
+  openAIErrorSchema,
+  PARAMETER_NAME,
+  RULED_CHAT_PARAMETERS,
+} from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import { announceChange, settledWithin } from '../announce-change.js';
 import { readFromNode } from '../chain/node-read.js';
@@ -17,6 +28,7 @@ interface Settings {
   default_request_max_tokens: number;
   request_max_tokens_cap: number;
   model_limits: { model_id: string; access_mode: 'admin_only' | 'api_key' }[];
+  passthrough_parameters: string[];
   escrow_rotation: StoredRotation;
   disabled: { enabled: boolean; message: string; new_url: string | null };
 }
@@ -59,6 +71,11 @@ const patchSchema = {
           access_mode: { type: 'string', enum: ['admin_only', 'api_key'] },
         },
       },
+    },
+    passthrough_parameters: {
+      type: 'array',
+      description: `Top-level chat parameters passed to the hosts without a rule, besides GATEWAY_PASSTHROUGH_PARAMETERS and chat_template_kwargs: at most ${MAX_PASSTHROUGH_PARAMETERS} names of a-z, 0-9 and _ (starting with a letter, up to 64 characters), none the gateway has a rule for. Replaces the whole list.`,
+      items: { type: 'string' },
     },
     escrow_rotation: {
       type: 'object',
@@ -107,6 +124,7 @@ interface SettingsRow {
   default_request_max_tokens: number;
   request_max_tokens_cap: number;
   model_limits: Settings['model_limits'];
+  passthrough_parameters: Settings['passthrough_parameters'];
   escrow_rotation: Settings['escrow_rotation'];
   disabled: Settings['disabled'];
   revision: string;
@@ -114,8 +132,8 @@ interface SettingsRow {
 
 async function readSettingsRow(ctx: ControllerContext): Promise<SettingsRow> {
   const [row] = await ctx.sql<SettingsRow[]>`
-    select default_request_max_tokens, request_max_tokens_cap, model_limits, escrow_rotation, disabled,
-           revision::text as revision
+    select default_request_max_tokens, request_max_tokens_cap, model_limits, passthrough_parameters,
+           escrow_rotation, disabled, revision::text as revision
       from settings where id = 1`;
   if (!row) throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
   return row;
@@ -128,6 +146,7 @@ function view(row: SettingsRow) {
     default_request_max_tokens: row.default_request_max_tokens,
     request_max_tokens_cap: row.request_max_tokens_cap,
     model_limits: row.model_limits,
+    passthrough_parameters: row.passthrough_parameters ?? [],
     escrow_rotation: {
       enabled: rotation.enabled,
       pre_poc_blocks: rotation.pre_poc_blocks,
@@ -174,6 +193,7 @@ async function validate(ctx: ControllerContext, next: Settings, patch: SettingsP
       },
     );
   }
+  if (patch.passthrough_parameters !== undefined) checkPassthrough(patch.passthrough_parameters);
   const seen = new Set<string>();
   next.escrow_rotation.models.forEach((m, i) => {
     if (seen.has(m.model_id)) {
@@ -217,6 +237,40 @@ async function validate(ctx: ControllerContext, next: Settings, patch: SettingsP
   }
 }
 
+const RULED = new Set(RULED_CHAT_PARAMETERS);
+
+/**
+ * A pass-through list as sent. Only a list sent is checked: a stored one naming a parameter a later
+ * version gave a rule to does not block other changes (the proxy applies the rule and ignores the name).
+ */
+function checkPassthrough(names: readonly string[]): void {
+  const param = 'passthrough_parameters';
+  if (names.length > MAX_PASSTHROUGH_PARAMETERS) {
+    throw new GatewayError(
+      'invalid_request',
+      `${param} lists ${names.length} names; at most ${MAX_PASSTHROUGH_PARAMETERS} are allowed`,
+      { param },
+    );
+  }
+  const seen = new Set<string>();
+  names.forEach((name, i) => {
+    const at = `${param}[${i}]`;
+    const refuse = (why: string): never => {
+      throw new GatewayError('invalid_request', `${at}: ${why}`, { param: at });
+    };
+    if (!PARAMETER_NAME.test(name)) {
+      refuse(
+        `${JSON.stringify(name.slice(0, 80))} is not a parameter name (a-z, 0-9 and _, starting with a letter, at most 64 characters)`,
+      );
+    }
+    if (RULED.has(name))
+      refuse(`'${name}' has a rule of the request policy; its rule applies whatever this list says`);
+    if (DEFAULT_PASSTHROUGH.includes(name)) refuse(`'${name}' is always passed through`);
+    if (seen.has(name)) refuse(`'${name}' is listed twice`);
+    seen.add(name);
+  });
+}
+
 export async function settingsRoutes(
   app: FastifyInstance,
   options: {
@@ -242,6 +296,7 @@ export async function settingsRoutes(
         default_request_max_tokens: patch.default_request_max_tokens ?? current.default_request_max_tokens,
         request_max_tokens_cap: patch.request_max_tokens_cap ?? current.request_max_tokens_cap,
         model_limits: patch.model_limits ?? current.model_limits,
+        passthrough_parameters: patch.passthrough_parameters ?? current.passthrough_parameters,
         escrow_rotation: { ...current.escrow_rotation, ...patch.escrow_rotation },
         disabled: { ...current.disabled, ...patch.disabled },
       };
@@ -255,12 +310,13 @@ export async function settingsRoutes(
         update settings set default_request_max_tokens = ${next.default_request_max_tokens},
                request_max_tokens_cap = ${next.request_max_tokens_cap},
                model_limits = ${ctx.sql.json(next.model_limits as never)},
+               passthrough_parameters = ${ctx.sql.json(next.passthrough_parameters)},
                escrow_rotation = ${ctx.sql.json(next.escrow_rotation as never)},
                disabled = ${ctx.sql.json(next.disabled as never)},
                revision = revision + 1, updated_at = now()
          where id = 1
-        returning default_request_max_tokens, request_max_tokens_cap, model_limits, escrow_rotation, disabled,
-                  revision::text as revision`;
+        returning default_request_max_tokens, request_max_tokens_cap, model_limits, passthrough_parameters,
+                  escrow_rotation, disabled, revision::text as revision`;
       if (!row) throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
       await announceChange(ctx, ctx.keys.settingsChanges, row.revision);
       await settledWithin(

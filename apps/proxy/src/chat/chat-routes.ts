@@ -54,8 +54,6 @@ export interface ChatRoutesOptions {
   readonly serving: Omit<ServeDeps, 'sessions' | 'metrics'>;
   /** Models the fleet serves according to Postgres (ownership/fleet-models.ts). */
   readonly fleetServes?: (model: string) => boolean;
-  /** Chat parameters passed to the hosts without a rule (GATEWAY_PASSTHROUGH_PARAMETERS). */
-  readonly passthrough?: ReadonlySet<string>;
 }
 
 declare module 'fastify' {
@@ -107,7 +105,6 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
       o.sessions.list().find((e) => e.escrowId === id)?.modelId ??
       o.pool.escrows.find((e) => e.escrowId === id)?.modelId,
     onKeyRejection: (reason) => o.metrics.keyRejections.inc({ reason }),
-    ...(o.passthrough ? { passthrough: o.passthrough } : {}),
   };
   const admit: AdmitDeps = {
     admission: o.admission,

@@ -45,15 +45,15 @@ export interface PlanDeps {
   /** The model an escrow serves, if this replica knows the escrow. */
   readonly escrowModel: (escrowId: bigint) => string | undefined;
   readonly onKeyRejection: (reason: string) => void;
-  /** Chat parameters passed to the hosts without a rule (GATEWAY_PASSTHROUGH_PARAMETERS). */
-  readonly passthrough?: ReadonlySet<string>;
 }
 
 export function planChat(deps: PlanDeps, request: FastifyRequest, escrowId: bigint | undefined): ChatPlan {
-  // First: a malformed request is refused before anything about the caller or the model is read.
-  const findings = checkChatRequest(request.body, deps.passthrough ? { passthrough: deps.passthrough } : {});
-  const body = request.body as ChatBody;
+  // One copy of the settings for the whole plan: the pass-through list the policy applies is the
+  // environment's plus the settings' at the revision this request reads (gate/settings.ts).
   const settings = deps.settings.current;
+  // First: a malformed request is refused before anything about the caller or the model is read.
+  const findings = checkChatRequest(request.body, { passthrough: settings.passthrough });
+  const body = request.body as ChatBody;
   checkAccess(request.caller, body.model, settings);
   const stored = request.caller.kind === 'user' ? request.caller.stored : undefined;
   if (stored) {

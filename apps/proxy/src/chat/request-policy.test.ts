@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { GatewayError } from '@gonka-gateway/shared';
+import { DEFAULT_PASSTHROUGH, GatewayError, RULED_CHAT_PARAMETERS } from '@gonka-gateway/shared';
 import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGES } from './message-rules.js';
-import { checkChatRequest } from './request-policy.js';
+import { checkChatRequest, KNOWN_PARAMETERS } from './request-policy.js';
 import { MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_TOOLS } from './tool-rules.js';
 
 /** Bodies recorded from the official SDK clients' own requests (LangChain JS, the Vercel AI SDK). */
@@ -278,6 +278,11 @@ describe('the request policy refuses, naming the parameter', () => {
       checkChatRequest({ ...base, guided_json: {} }, { passthrough: new Set(['guided_json']) }),
     ).not.toThrow();
     expect(refusal({ ...base, temperature: 5 }, ['temperature']).param).toBe('temperature');
+  });
+
+  it("the controller's list of ruled parameters is this policy's (settings.passthrough_parameters refuses them)", () => {
+    expect([...RULED_CHAT_PARAMETERS].sort()).toEqual([...KNOWN_PARAMETERS].sort());
+    for (const name of DEFAULT_PASSTHROUGH) expect(KNOWN_PARAMETERS.has(name)).toBe(false);
   });
 });
 

@@ -5,8 +5,9 @@
 // (OpenAI answers out-of-range values so; the hosts' engines would clamp some silently). Known
 // parameters pass to the host as the client sent them; a few normalisations (findings below) make
 // the host's bytes differ. Parameters the gateway has no rule for are refused unless listed as
-// passed through (DEFAULT_PASSTHROUGH plus the operator's settings.passthrough_parameters).
-import { GatewayError } from '@gonka-gateway/shared';
+// passed through: DEFAULT_PASSTHROUGH, plus the operator's GATEWAY_PASSTHROUGH_PARAMETERS and
+// settings.passthrough_parameters (gate/settings.ts holds their union).
+import { DEFAULT_PASSTHROUGH, GatewayError } from '@gonka-gateway/shared';
 import { checkMessages } from './message-rules.js';
 import {
   expectArray,
@@ -30,8 +31,6 @@ import {
   checkTools,
 } from './tool-rules.js';
 
-/** Passed through with no rule of the gateway: vLLM's chat template options (e.g. enable_thinking). */
-export const DEFAULT_PASSTHROUGH: readonly string[] = ['chat_template_kwargs'];
 /** OpenAI's limits. */
 export const MAX_STOP = 4;
 export const MAX_LOGIT_BIAS = 300;
@@ -40,7 +39,7 @@ const MAX_METADATA = 16;
 const INT64 = 2 ** 63;
 
 export interface PolicyOptions {
-  /** Top-level parameters passed through without a rule, besides DEFAULT_PASSTHROUGH. */
+  /** Top-level parameters passed through without a rule, besides DEFAULT_PASSTHROUGH (packages/shared). */
   readonly passthrough?: ReadonlySet<string>;
 }
 
@@ -122,7 +121,10 @@ const RULES = new Map<string, Rule>([
   ['repetition_penalty', numberIn(0, 2, true)],
 ]);
 
-/** The names of the known parameters (settings validation: a pass-through name must be new). */
+/**
+ * The names of the known parameters. The controller refuses them in settings.passthrough_parameters
+ * by packages/shared's RULED_CHAT_PARAMETERS, which request-policy.test.ts keeps equal to this.
+ */
 export const KNOWN_PARAMETERS: ReadonlySet<string> = new Set(RULES.keys());
 
 /**

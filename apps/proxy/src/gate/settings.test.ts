@@ -20,6 +20,7 @@ const config = {
     requestMaxTokensCap: 200,
     disabled: { enabled: false, message: '', newUrl: null },
   },
+  proxy: { passthroughParameters: ['min_tokens'] },
 } as unknown as GatewayConfig;
 
 let db: TestDatabase;
@@ -180,6 +181,22 @@ describe('SettingsSource', () => {
     release();
     await expect.poll(() => source.current.revision).toBe(revision);
     expect(keys.reads).toBe(before + 2);
+  });
+
+  it("passes through the environment's names plus the settings' list, as the announced revision says", async () => {
+    const { source } = await startSource({ refreshEveryMs: 600_000 });
+    expect([...source.current.passthrough]).toEqual(['min_tokens']);
+    const list = async (names: string[]) => {
+      const [row] = await db.sql<{ revision: string }[]>`
+        update settings set passthrough_parameters = ${JSON.stringify(names)}::jsonb, revision = revision + 1
+         where id = 1 returning revision::text as revision`;
+      await redis.redis.publish(channel(), row!.revision);
+    };
+    await list(['guided_json', 'min_tokens']);
+    await expect.poll(() => [...source.current.passthrough].sort()).toEqual(['guided_json', 'min_tokens']);
+    // Removed from the settings: the environment's base list stays.
+    await list([]);
+    await expect.poll(() => [...source.current.passthrough]).toEqual(['min_tokens']);
   });
 
   it('is loaded once a read succeeds, reading every second until then even while subscribed', async () => {

@@ -1,5 +1,5 @@
-// The admin settings every replica applies (spec §2.4, §2.6, §3.2, §3.3) and the stored API keys
-// (issue 14), held in memory. A change reaches every replica within a second without a restart
+// The admin settings every replica applies (spec §2.4, §2.6, §3.2, §3.3) and the stored API keys,
+// held in memory. A change reaches every replica within a second without a restart
 // (docs/keys-and-usage.md: a revoked or rotated key stops working, a changed limit applies, "within
 // a second"): the controller publishes on `settings:changes` after its commit, and each message
 // starts a read that began after it arrived. Postgres is otherwise read only
@@ -26,6 +26,12 @@ export interface GatewaySettings {
   /** model_id → access mode; a model not listed is admin_only (spec §2.4). */
   readonly access: ReadonlyMap<string, AccessMode>;
   readonly disabled: { readonly enabled: boolean; readonly message: string; readonly newUrl: string | null };
+  /**
+   * Top-level chat parameters passed to the hosts without a rule (apps/proxy README "Request
+   * policy"): GATEWAY_PASSTHROUGH_PARAMETERS, the deployment's base list, plus
+   * settings.passthrough_parameters, which an admin changes without a restart.
+   */
+  readonly passthrough: ReadonlySet<string>;
 }
 
 export interface SettingsSourceOptions {
@@ -34,7 +40,7 @@ export interface SettingsSourceOptions {
   /** A Redis connection for SUBSCRIBE (it becomes a subscriber-only connection). */
   readonly subscriber?: Redis;
   readonly channel: string;
-  /** Stored API keys, re-read with the settings (issue 14). */
+  /** Stored API keys, re-read with the settings. */
   readonly keys?: Pick<KeyDirectory, 'reload'>;
   /** Safety re-read period while subscribed (default 30 s). */
   readonly refreshEveryMs?: number;
@@ -54,18 +60,22 @@ function fromBootstrap(config: GatewayConfig): GatewaySettings {
     maxTokensCap: b.requestMaxTokensCap,
     access: new Map(),
     disabled: { ...b.disabled },
+    passthrough: new Set(config.proxy.passthroughParameters),
   };
 }
 
 type Row = NonNullable<Awaited<ReturnType<typeof readSettings>>>;
 
-function fromRow(row: Row): GatewaySettings {
+function fromRow(row: Row, config: GatewayConfig): GatewaySettings {
   const access = new Map<string, AccessMode>();
   for (const limit of (row.modelLimits as Array<{ model_id?: unknown; access_mode?: unknown }>) ?? []) {
     if (typeof limit?.model_id !== 'string') continue;
     access.set(limit.model_id, limit.access_mode === 'api_key' ? 'api_key' : 'admin_only');
   }
   const d = (row.disabled ?? {}) as { enabled?: unknown; message?: unknown; new_url?: unknown };
+  const passthrough = new Set(config.proxy.passthroughParameters);
+  const listed: unknown = row.passthroughParameters;
+  if (Array.isArray(listed)) for (const name of listed) if (typeof name === 'string') passthrough.add(name);
   return {
     revision: row.revision,
     defaultMaxTokens: row.defaultRequestMaxTokens,
@@ -76,6 +86,7 @@ function fromRow(row: Row): GatewaySettings {
       message: typeof d.message === 'string' ? d.message : '',
       newUrl: typeof d.new_url === 'string' ? d.new_url : null,
     },
+    passthrough,
   };
 }
 
@@ -155,7 +166,7 @@ export class SettingsSource {
     this.#loading ??= (async () => {
       try {
         const [row] = await Promise.all([readSettings(this.#o.database.db), this.#o.keys?.reload()]);
-        if (row && row.revision !== this.#current.revision) this.#current = fromRow(row);
+        if (row && row.revision !== this.#current.revision) this.#current = fromRow(row, this.#o.config);
         if (!this.#loaded) {
           this.#loaded = true;
           // Loaded now: the next planned read moves to the safety period while subscribed.

@@ -61,9 +61,12 @@ export interface GatewayConfig {
     flushIdleMs: number;
     /** Lifetime of a fleet-wide admission entry without a refresh. */
     admissionTtlMs: number;
-    /** Chat parameters passed to the hosts without a rule (apps/proxy chat/request-policy.ts). */
+    /**
+     * Chat parameters passed to the hosts without a rule (apps/proxy chat/request-policy.ts): the
+     * base list, to which settings.passthrough_parameters adds (apps/proxy gate/settings.ts).
+     */
     passthroughParameters: string[];
-    /** Accept hosts on loopback/private addresses (devnet only; issue 11 §9). */
+    /** Accept hosts on loopback/private addresses (devnet only). */
     allowPrivateHosts: boolean;
     /** Deadlines, hedged attempts and host health of the serve stage (apps/proxy/src/serve/). */
     serving: ServingConfig;

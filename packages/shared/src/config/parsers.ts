@@ -1,5 +1,6 @@
 // Small parsers for configuration values. Each returns the parsed value or throws a ConfigValueError
 // whose message describes the problem without ever repeating the value (it may be a secret).
+import { MAX_PASSTHROUGH_PARAMETERS, PARAMETER_NAME } from '../chat-parameters.js';
 
 export class ConfigValueError extends Error {}
 
@@ -101,10 +102,12 @@ export function hexBytes(bytes: number) {
 export function parameterNames(raw: string): string[] {
   const names = raw.split(/[\s,]+/).filter((n) => n !== '');
   for (const name of names) {
-    if (!/^[a-z][a-z0-9_]{0,63}$/.test(name)) {
+    if (!PARAMETER_NAME.test(name)) {
       throw new ConfigValueError('must list parameter names (a-z, 0-9 and _, at most 64 characters each)');
     }
   }
-  if (names.length > 64) throw new ConfigValueError('must list at most 64 names');
+  if (names.length > MAX_PASSTHROUGH_PARAMETERS) {
+    throw new ConfigValueError(`must list at most ${MAX_PASSTHROUGH_PARAMETERS} names`);
+  }
   return [...new Set(names)];
 }

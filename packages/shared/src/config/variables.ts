@@ -200,7 +200,7 @@ export const VARIABLES = {
   GATEWAY_PASSTHROUGH_PARAMETERS: spec({
     default: '',
     meaning:
-      'Top-level chat parameters the proxy passes to the hosts without a rule of its own, besides `chat_template_kwargs` (apps/proxy README, "Request policy"): names separated by commas. Any other parameter the gateway does not know is refused with a 400 naming it; a parameter it knows keeps its rule.',
+      'Top-level chat parameters the proxy passes to the hosts without a rule of its own, besides `chat_template_kwargs` (apps/proxy README, "Request policy"): names separated by commas, the base list of the deployment. `passthrough_parameters` in POST /v1/admin/settings adds names without a restart. Any other parameter the gateway does not know is refused with a 400 naming it; a parameter it knows keeps its rule.',
     parse: parameterNames,
   }),
   GATEWAY_MAX_ATTEMPTS: spec({

@@ -32,6 +32,11 @@ export const settings = pgTable(
     requestMaxTokensCap: integer('request_max_tokens_cap').notNull(),
     /** [{model_id, access_mode: 'admin_only' | 'api_key'}] */
     modelLimits: jsonb('model_limits').notNull().default(sql`'[]'::jsonb`),
+    /**
+     * ["name", …]: top-level chat parameters the proxy passes through without a rule, besides
+     * GATEWAY_PASSTHROUGH_PARAMETERS (apps/proxy README "Request policy"; an extension of §2.4).
+     */
+    passthroughParameters: jsonb('passthrough_parameters').notNull().default(sql`'[]'::jsonb`),
     escrowRotation: jsonb('escrow_rotation').notNull(),
     disabled: jsonb('disabled').notNull(),
     /** Bumped on every change, so replicas can tell a stale cached copy. */
@@ -315,7 +320,7 @@ export const BUDGET_PERIODS = ['daily', 'weekly', 'monthly', 'total'] as const;
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
 
 /**
- * API keys issued through the admin API (issue 14, docs/keys-and-usage.md): only the SHA-256 digest
+ * API keys issued through the admin API (docs/keys-and-usage.md): only the SHA-256 digest
  * is stored, with the key's limits. A null limit is no limit; `models` null = every model the
  * access mode allows. Spend is not a column: it is the usage ledger's, counted live in Redis.
  */
@@ -350,7 +355,7 @@ export const apiKeys = pgTable(
 );
 
 /**
- * One row (id = 1): the usage ledger's operator knobs (issue 14), changed through
+ * One row (id = 1): the usage ledger's operator knobs, changed through
  * POST /v1/admin/usage/settings without a restart. 0 retention days = keep every record.
  */
 export const usageSettings = pgTable(
@@ -382,10 +387,10 @@ export const adminAuditLog = pgTable(
 );
 
 /**
- * The usage ledger (issue 11 §7): one row per chat request, written in batches from the Redis usage
- * stream by the proxies' consumer group (apps/proxy/src/usage/), idempotent by request id. `cost` is
- * the reservation until the inference's Finish is applied (`cost_final` false), then the Finish's
- * charge; only that transition ever updates a row.
+ * The usage ledger (docs/keys-and-usage.md): one row per chat request, written in batches from the
+ * Redis usage stream by the proxies' consumer group (apps/proxy/src/usage/), idempotent by request
+ * id. `cost` is the reservation until the inference's Finish is applied (`cost_final` false), then
+ * the Finish's charge; only that transition ever updates a row.
  */
 export const usageRecords = pgTable(
   'usage_records',

@@ -1,0 +1,1 @@
+ALTER TABLE "settings" ADD COLUMN "passthrough_parameters" jsonb DEFAULT '[]'::jsonb NOT NULL;
