@@ -1,6 +1,6 @@
-// The ready-to-paste snippets ./start prints once the demo escrow serves (issue 13 item 1): curl
-// without and with "stream": true, and the official `openai` client in Python and Node, each with the
-// gateway URL, user key and model filled in, so they work at once. The e2e test
+// The ready-to-paste snippets ./start prints once the demo escrow serves: curl without and with
+// "stream": true, and the official `openai` client in Python and Node, each with the gateway URL,
+// user key and model filled in, so they work at once. The e2e test
 // (tests/processes/start-command.test.ts) runs the curls and the Node snippet as printed.
 
 export interface SnippetTarget {

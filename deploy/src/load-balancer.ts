@@ -1,5 +1,5 @@
 // The demo's load balancer: HAProxy from the distribution in front of the proxy replicas, so the
-// gateway answers on the spec's {gateway_url} (127.0.0.1:18080) the way a deployment does (issue 13).
+// gateway answers on the spec's {gateway_url} (127.0.0.1:18080) the way a deployment does.
 // SSE must not be buffered: HAProxy forwards response data as it arrives in http mode, compression
 // is never enabled here, and the client/server timeouts are long enough for a streamed completion.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -150,7 +150,7 @@ export function haproxyConfig(layout: HaproxyLayout): string {
     '  mode http',
     ...(layout.dockerDns ? ['  log global', '  option httplog'] : []),
     // One request per server connection: a stream ends with its response, nothing is held back.
-    // No `compression` anywhere: compressing would buffer the SSE stream (issue 13).
+    // No `compression` anywhere: compressing would buffer the SSE stream.
     '  option http-server-close',
     '  timeout connect 2s',
     // A streamed completion may pause between tokens; the admin escrow creation waits for a block.
@@ -158,7 +158,7 @@ export function haproxyConfig(layout: HaproxyLayout): string {
     '  timeout server 10m',
     '  timeout tunnel 1h',
     '  timeout http-request 30s',
-    // A refused connection is retried on the other replica (issue 13: a replica that dies).
+    // A refused connection (a replica that died) is retried on the other replica.
     '  retries 2',
     '  option redispatch',
     '  retry-on conn-failure empty-response',

@@ -1,5 +1,5 @@
 // Before anything starts: each port ./start will listen on must be free, and a taken one is named
-// with the variable that moves it (issue 13), instead of a process dying later with EADDRINUSE.
+// with the variable that moves it, instead of a process dying later with EADDRINUSE.
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 

@@ -1,7 +1,8 @@
-// When ./start brings a dead process back (issue 13: "a replica that dies is logged and restarted
-// after a moment while the other keeps serving"). The delay doubles with each exit inside a minute so
-// a process that crashes at once does not spin, and a configuration error (exit 78, README
-// "Configuration") or a crash loop stops the demo with the process's last lines instead.
+// When ./start brings a dead process back (README, "What `./start` gives you"): a replica that dies
+// is logged and restarted after a moment while the other keeps serving. The delay doubles with each
+// exit inside a minute so a process that crashes at once does not spin, and a configuration error
+// (exit 78, README "Configuration") or a crash loop stops the demo with the process's last lines
+// instead.
 
 /** Exit status of a configuration error (packages/shared runService): restarting cannot help. */
 export const CONFIG_ERROR_EXIT = 78;

@@ -82,7 +82,7 @@ const gatewayEnv: Record<string, string> = {
   DEVSHARD_PUBLIC_API: env.DEVSHARD_PUBLIC_API ?? devnet.urls.node,
   DEVSHARD_STORAGE_DIR: env.DEVSHARD_STORAGE_DIR ?? join(dataDir, 'storage'),
   GATEWAY_CONTROLLER_PORT: controllerPort,
-  // The devnet's hosts listen on loopback, which the proxy refuses by default (issue 11 §9).
+  // The devnet's hosts listen on loopback, which the proxy refuses by default.
   GATEWAY_ALLOW_PRIVATE_HOSTS: env.GATEWAY_ALLOW_PRIVATE_HOSTS ?? 'on',
 };
 

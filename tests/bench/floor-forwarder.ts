@@ -3,12 +3,13 @@
 // came back — no auth, admission, session or store. FLOOR_MODE=fastify serves it through a bare
 // Fastify app, FLOOR_MODE=http through node:http alone, so the difference is Fastify's own share.
 // FLOOR_MODE=protocol adds, around the same Fastify relay, only the work the devshard protocol and
-// the gateway's durability rules make every chat request do (issue 10), with the same clients and
-// the same secp256k1 binding as the proxy: one Redis admission script, the diff signed (SHA-256 +
-// ECDSA), one Postgres write-ahead statement before the host is called, the host request signed, two
-// host signatures recovered (the executor receipt and the Finish), one Postgres statement after the
-// answer, and the closing Redis write (release + usage event, one socket write). No session state,
-// no JSON beyond the body, no routing: what a perfect implementation could not avoid.
+// the gateway's durability rules make every chat request do (docs/performance.md, "Findings"), with
+// the same clients and the same secp256k1 binding as the proxy: one Redis admission script, the
+// diff signed (SHA-256 + ECDSA), one Postgres write-ahead statement before the host is called, the
+// host request signed, two host signatures recovered (the executor receipt and the Finish), one
+// Postgres statement after the answer, and the closing Redis write (release + usage event, one
+// socket write). No session state, no JSON beyond the body, no routing: what a perfect
+// implementation could not avoid.
 // Env: FLOOR_PORT, FLOOR_UPSTREAM (the mock model's base URL); protocol mode also FLOOR_DATABASE_URL,
 // FLOOR_REDIS_URL, FLOOR_REDIS_PREFIX.
 import { randomBytes, randomUUID } from 'node:crypto';

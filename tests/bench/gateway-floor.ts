@@ -1,10 +1,10 @@
 // How much of the proxy's CPU per chat request is the floor of Node + HTTP on this machine and how
-// much is the gateway's own (issue 10): the same requests at c=1 through the real proxy and through
-// forwarders that relay them to the same mock model with undici (floor-forwarder.ts: a bare Fastify
-// app, node:http alone, and the protocol floor — the Fastify relay plus only the round trips and
-// curve operations every chat request must make), each process's CPU read from /proc per thread.
-// The proxy's request also crosses a devnet host (the protocol), which the forwarders skip: proxy
-// minus protocol floor is what the gateway's own code adds; the protocol floor is what no
+// much is the gateway's own (docs/performance.md): the same requests at c=1 through the real proxy
+// and through forwarders that relay them to the same mock model with undici (floor-forwarder.ts: a
+// bare Fastify app, node:http alone, and the protocol floor — the Fastify relay plus only the round
+// trips and curve operations every chat request must make), each process's CPU read from /proc per
+// thread. The proxy's request also crosses a devnet host (the protocol), which the forwarders skip:
+// proxy minus protocol floor is what the gateway's own code adds; the protocol floor is what no
 // implementation on this stack and machine can go below.
 // Run: `pnpm bench:floor` (BENCH_REQUESTS per round, default 500; BENCH_ROUNDS, default 3, the
 // targets interleaved in each; BENCH_WARMUP requests to each first, default 2,000). It ends with

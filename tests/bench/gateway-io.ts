@@ -1,8 +1,9 @@
-// What one chat request costs the proxy process, by where it goes (issue 10): CPU of the main thread
-// against V8's helper threads, user against kernel time (from /proc, so it holds under load where
-// a sampling profiler starves), and — when strace is installed — socket writes per request by peer
-// (Postgres, Redis, hosts, client). Writes are what the store and admission layers are tuned on: a
-// round trip less is CPU and latency less. Same setup as gateway-vs-direct (its probe hook).
+// What one chat request costs the proxy process, by where it goes (docs/performance.md): CPU of the
+// main thread against V8's helper threads, user against kernel time (from /proc, so it holds under
+// load where a sampling profiler starves), and — when strace is installed — socket writes per
+// request by peer (Postgres, Redis, hosts, client). Writes are what the store and admission layers
+// are tuned on: a round trip less is CPU and latency less. Same setup as gateway-vs-direct (its
+// probe hook).
 // Run: `pnpm bench:gateway-io` (BENCH_REQUESTS, default 300; BENCH_WARMUP requests first, default 2,000;
 // BENCH_STRACE=0 skips the write count; BENCH_STRACE=all counts every syscall per request, by name,
 // and reads/writes by peer — the CPU figures of that run carry strace's own cost; BENCH_STRACE_KEEP=1

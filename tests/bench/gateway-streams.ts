@@ -1,17 +1,17 @@
-// How many concurrent SSE streams one proxy replica carries (spec §2.7 streaming, §8 limits; issues
-// 10 and 11 left it unmeasured): waves of 16…512 streaming chat completions launched at once against
-// a mock model with a realistic latency, first straight to the model, then through the proxy process
-// (gateway-vs-direct's setup, its probe hook, several escrows so the pool spreads the composes). Per
-// wave: streams completed and failed (a failure is counted and its message shown, never thrown), how
-// fast they started, added time to first chunk, the gap between chunk arrivals (a buffering proxy
-// shows long gaps and several events per read), proxy and devnet CPU per stream from /proc, proxy RSS
-// and its growth per concurrent stream, and the proxy's event-loop delay from its /metrics
-// (prom-client resets that histogram on every scrape, so a scrape before the wave scopes it).
-// Nothing is asserted. Run: `pnpm bench:streams`; environment BENCH_STREAMS (levels, default
-// 16,64,256,512), BENCH_STREAM_TTFT_MS (200), BENCH_STREAM_PER_TOKEN_MS (a comma list, one scenario
-// each, default 20,200: a realistic token rate, then streams long enough that a whole wave is open
-// at once), BENCH_STREAM_TOKENS (64, the most the mock model writes: its completion is 8–64 tokens
-// by prompt, so prompts are picked that reach the length asked), BENCH_STREAM_ESCROWS (4).
+// How many concurrent SSE streams one proxy replica carries (spec §2.7 streaming, §8 limits): waves
+// of 16…512 streaming chat completions launched at once against a mock model with a realistic
+// latency, first straight to the model, then through the proxy process (gateway-vs-direct's setup,
+// its probe hook, several escrows so the pool spreads the composes). Per wave: streams completed
+// and failed (a failure is counted and its message shown, never thrown), how fast they started,
+// added time to first chunk, the gap between chunk arrivals (a buffering proxy shows long gaps and
+// several events per read), proxy and devnet CPU per stream from /proc, proxy RSS and its growth
+// per concurrent stream, and the proxy's event-loop delay from its /metrics (prom-client resets
+// that histogram on every scrape, so a scrape before the wave scopes it). Nothing is asserted.
+// Run: `pnpm bench:streams`; environment BENCH_STREAMS (levels, default 16,64,256,512),
+// BENCH_STREAM_TTFT_MS (200), BENCH_STREAM_PER_TOKEN_MS (a comma list, one scenario each, default
+// 20,200: a realistic token rate, then streams long enough that a whole wave is open at once),
+// BENCH_STREAM_TOKENS (64, the most the mock model writes: its completion is 8–64 tokens by prompt,
+// so prompts are picked that reach the length asked), BENCH_STREAM_ESCROWS (4).
 import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';

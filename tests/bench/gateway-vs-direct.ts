@@ -1,8 +1,8 @@
 // The whole gateway (apps/proxy as its own process: auth, admission in Redis, pool routing, signing,
 // write-ahead to Postgres, the devnet host's protocol work) against the same requests sent straight
-// to the devnet's mock model, in the same run (issue 11 §10). Reports the throughput ratio, added
-// latency at concurrency 1 and under load, and the proxy's own CPU time and RSS per request, read
-// from its /metrics (process CPU counters) before and after each run.
+// to the devnet's mock model, in the same run (docs/performance.md, "Method"). Reports the
+// throughput ratio, added latency at concurrency 1 and under load, and the proxy's own CPU time and
+// RSS per request, read from its /metrics (process CPU counters) before and after each run.
 import { randomBytes } from 'node:crypto';
 import { createChainClient, PrivateKey } from '@gonka-gateway/chain';
 import { startTsProcess } from '@gonka-gateway/deploy';
@@ -177,7 +177,7 @@ export async function gatewayVsDirect(options: {
       );
       results.push(d, g);
     }
-    // Time to the first streamed chunk, one request at a time (issue 11 §10: added TTFT).
+    // Time to the first streamed chunk, one request at a time: the added TTFT.
     const ttft = async (target: string, headers: Record<string, string>) => {
       const times: number[] = [];
       const end = performance.now() + options.seconds * 1000;

@@ -31,7 +31,7 @@ out();
 for (const line of signatureBench()) out(line);
 out();
 
-// The state layer and the session by nonce (issue 10): cost per request must not grow with it.
+// The state layer and the session by nonce: cost per request must not grow with it.
 // Separate processes (packages/devshard/bench), so each run starts with a fresh heap.
 const devshardBench = (script: string, args: string[]) => {
   const r = spawnSync(
@@ -81,7 +81,7 @@ if (streams.levels.length > 0) {
   out();
 }
 
-// The devnet's own speed (issue: mock model ≥ 5,000 req/s on one core; sub-ms tx execution).
+// The devnet's own speed (targets: mock model ≥ 5,000 req/s on one core; sub-ms tx execution).
 for (const script of ['bench:model', 'bench:tx']) {
   const r = spawnSync('pnpm', ['--silent', '--filter', '@gonka-gateway/devnet', script], {
     cwd: REPO_ROOT,

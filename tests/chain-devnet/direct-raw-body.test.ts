@@ -1,7 +1,7 @@
-// Issue 4, done-when 4 (raw-body part): against a devnet verifying the written specification's
-// `raw-body` scheme (chain-and-network.md §4.2), `gwctl send-request --scheme raw-body` and the
-// library's raw-body signer get completions, streaming and not; the default scheme is refused.
-// The model streams token by token here, so SSE frames arrive in separate chunks.
+// Signed direct requests against a devnet verifying the written specification's `raw-body` scheme
+// (chain-and-network.md §4.2), `gwctl send-request --scheme raw-body` and the library's raw-body
+// signer get completions, streaming and not; the default scheme is refused. The model streams token
+// by token here, so SSE frames arrive in separate chunks.
 import {
   DirectRequestSigner,
   discoverDirectEndpoints,

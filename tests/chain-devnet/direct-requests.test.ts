@@ -1,4 +1,4 @@
-// Issue 4, done-when 4–5 (direct part), against a devnet verifying the default `body-sha256` scheme
+// Signed direct requests against a devnet verifying the default `body-sha256` scheme
 // (chain-and-network.md §4): signed direct requests through gwctl and the library get completions,
 // streaming and not; every rejection the node makes reaches the user as a one-line gwctl error with
 // the node's message and a hint, and as CHAIN_ERR_DIRECT_REJECTED from the library.

@@ -1,6 +1,6 @@
-// Issue 4, done-when 1–2: create an escrow with the library (prepare → record hash → broadcast and
-// wait → escrow id from the events) and through gwctl, and check the devnet's own row, balances and
-// tx index against what the client reports.
+// Create an escrow with the library (prepare → record hash → broadcast and wait → escrow id from
+// the events) and through gwctl, and check the devnet's own row, balances and tx index against what
+// the client reports.
 import {
   broadcastAndWait,
   type ChainClient,

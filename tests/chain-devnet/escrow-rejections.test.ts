@@ -1,7 +1,7 @@
-// Issue 4, done-when 5 (escrow part): every create rejection the devnet makes reaches the user as a
-// typed outcome from the library (failed at check_tx, code and raw_log, nothing charged) and as a
-// one-line gwctl error with exit code 1 — caught before signing by gwctl's checks where it can, and
-// reported from the chain with --skip-checks.
+// Every create rejection the devnet makes reaches the user as a typed outcome from the library
+// (failed at check_tx, code and raw_log, nothing charged) and as a one-line gwctl error with exit
+// code 1 — caught before signing by gwctl's checks where it can, and reported from the chain with
+// --skip-checks.
 import {
   broadcastAndWait,
   type ChainClient,

@@ -1,4 +1,4 @@
-// Shared setup of the chain-devnet tests (issue 4): a devnet per test file on ephemeral ports, a
+// Shared setup of the chain-devnet tests: a devnet per test file on ephemeral ports, a
 // ChainClient and an in-process gwctl pointed at it, short poll settings, temporary body files.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

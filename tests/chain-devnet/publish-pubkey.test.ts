@@ -1,4 +1,4 @@
-// Issue 4, done-when 3 (chain-and-network.md §5): `gwctl publish-pubkey` on an account that has never
+// Publishing a pubkey (chain-and-network.md §5): `gwctl publish-pubkey` on an account that has never
 // signed makes its key visible in the auth account and in the node's /v2/accounts/:address, after
 // which the node accepts its signed direct requests.
 import {

@@ -1,7 +1,7 @@
-// Issue 4, done-when 7: every query function parses the real devnet JSON (chain REST, RPC and node
-// API, direct and through the node's /chain-api and /chain-rpc prefixes), and what it returns agrees
-// with the devnet's own state: params, escrow, balances, accounts, chain id, RPC status, epochs with
-// the PoC and epoch-switch computations, participants, governance models, identity.
+// Every query function parses the real devnet JSON (chain REST, RPC and node API, direct and
+// through the node's /chain-api and /chain-rpc prefixes), and what it returns agrees with the
+// devnet's own state: params, escrow, balances, accounts, chain id, RPC status, epochs with the PoC
+// and epoch-switch computations, participants, governance models, identity.
 import {
   blocksUntilEpochSwitch,
   broadcastAndWait,

@@ -1,4 +1,4 @@
-// Issue 4, done-when 6: the three tx outcomes under broadcast faults (chain-and-network.md §2.4).
+// The three tx outcomes under broadcast faults (chain-and-network.md §2.4).
 // A tx whose result is never indexed, or that waits on a halted chain, ends as "unknown" with its
 // hash — never as a failure (gwctl exit 3); a broadcast whose answer is lost after the node took the
 // tx resolves to "included" by polling.

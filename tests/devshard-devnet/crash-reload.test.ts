@@ -1,7 +1,7 @@
-// Done-when 6 of the devshard protocol issue: a gateway that dies mid-session is replaced by a new
-// owner on the same store, whose open mints a higher fencing token (architecture §2.1–§2.3). The new session
-// replays the stored diffs, continues at the next nonce and never signs a nonce again; the hosts accept
-// the continuation; the old writer is fenced out of the store.
+// A gateway that dies mid-session is replaced by a new owner on the same store, whose open mints a
+// higher fencing token (architecture §2.1–§2.3). The new session replays the stored diffs,
+// continues at the next nonce and never signs a nonce again; the hosts accept the continuation; the
+// old writer is fenced out of the store.
 import { InferenceStatus, SessionPhase } from '@gonka-gateway/devshard';
 import {
   InMemorySessionStore,

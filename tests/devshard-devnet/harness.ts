@@ -198,7 +198,7 @@ export class TestEscrow {
 }
 
 /**
- * A diff's tx kinds without the hosts' validations and votes (issue 9: devnet hosts validate at the
+ * A diff's tx kinds without the hosts' validations and votes (devnet hosts validate at the
  * escrow's validation_rate): those ride in whichever diff comes next, so a test that checks what the
  * session itself sent leaves them out.
  */

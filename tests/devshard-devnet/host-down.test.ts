@@ -1,7 +1,6 @@
-// Done-when 2 and 5 of the devshard protocol issue: a host that is down for part of the session (its
-// server stopped, participant.stop()) catches up when it returns and signs the final nonce; and a
-// finalize with one host down for good still reaches the slot quorum ⌊2S/3⌋+1 and settles
-// (devshard-protocol.md §7.3, §8.1–§8.2, §8.4).
+// A host that is down for part of the session (its server stopped, participant.stop()) catches up
+// when it returns and signs the final nonce; and a finalize with one host down for good still
+// reaches the slot quorum ⌊2S/3⌋+1 and settles (devshard-protocol.md §7.3, §8.1–§8.2, §8.4).
 import { InferenceStatus } from '@gonka-gateway/devshard';
 import { HostErrorCode } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
-// Done-when 1 of the devshard protocol issue: one session serves 200 chat requests over the 16 slots of
-// the 4 devnet hosts, through UserSession + HttpHostTransport (devshard-protocol.md §7), finalizes
-// (§8.1–§8.3) and settles on the devnet chain (§8.4, chain-and-network.md §2.6) with every balance
-// accounted for to the last ngonka.
+// One session serves 200 chat requests over the 16 slots of the 4 devnet hosts, through
+// UserSession + HttpHostTransport (devshard-protocol.md §7), finalizes (§8.1–§8.3) and settles on
+// the devnet chain (§8.4, chain-and-network.md §2.6) with every balance accounted for to the last
+// ngonka.
 import { InferenceStatus, SessionPhase } from '@gonka-gateway/devshard';
 import type { UserSession } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

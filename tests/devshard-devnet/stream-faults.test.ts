@@ -1,7 +1,7 @@
-// Done-when 4 and 7 of the devshard protocol issue: a stream cut mid-way is detected as truncated and
-// the session stays consistent (devshard-protocol.md §4.4 endings, §7.2); a host signing a wrong state
-// root is caught (bad_state_signature) where signatures are used, at finalize, and never counts toward
-// the settlement quorum (§7.2 step 2, §8.2).
+// A stream cut mid-way is detected as truncated and the session stays consistent
+// (devshard-protocol.md §4.4 endings, §7.2); a host signing a wrong state root is caught
+// (bad_state_signature) where signatures are used, at finalize, and never counts toward the
+// settlement quorum (§7.2 step 2, §8.2).
 import { InferenceStatus } from '@gonka-gateway/devshard';
 import {
   HostErrorCode,
@@ -140,7 +140,7 @@ describe('a host signing a wrong state root', () => {
     }
     expect(session.fault).toBeUndefined();
     expect(escrow.eventsOf('divergence')).toEqual([]);
-    // While serving, state signatures are kept unchecked (response.ts, issue 10 §4): nothing counts
+    // While serving, state signatures are kept unchecked (response.ts): nothing counts
     // them until finalize, which checks each one it uses.
     expect(escrow.eventsOf('bad_state_signature')).toEqual([]);
     for (const [k, liar] of liars.entries()) {

@@ -1,8 +1,8 @@
-// Done-when 3 of the devshard protocol issue: an executor that refuses (no receipt) is timed out by
-// the other hosts' votes as `refused`, and one that stalls after its receipt (no Finish) as
-// `execution`; each timeout returns the reservation to the balance and counts a miss for the executor's
-// slot (devshard-protocol.md §5.4 TimeoutInference, §7.4). Time moves with blocks.advanceTime and the
-// session reads the devnet clock, so nothing sleeps through a deadline.
+// An executor that refuses (no receipt) is timed out by the other hosts' votes as `refused`, and
+// one that stalls after its receipt (no Finish) as `execution`; each timeout returns the
+// reservation to the balance and counts a miss for the executor's slot (devshard-protocol.md §5.4
+// TimeoutInference, §7.4). Time moves with blocks.advanceTime and the session reads the devnet
+// clock, so nothing sleeps through a deadline.
 import { InferenceStatus } from '@gonka-gateway/devshard';
 import { HostErrorCode } from '@gonka-gateway/devshard/session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

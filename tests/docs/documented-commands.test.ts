@@ -1,11 +1,11 @@
-// Every shell block of README.md and docs/operator-guide.md is a command the code accepts (issue 13
-// item 3: "the docs cannot rot"). Blocks are read from the Markdown; each runnable block runs, in
-// document order and in one shell, against one gateway started with ./start (its port and data
-// folder moved: the only edits made to the text); each must exit 0. A block marked
-// `<!-- docs-test: skip: REASON -->` (Docker, a cluster, a second gateway) is not run but checked
-// statically, as every block is: the gwctl commands exist, the HTTP paths are routes the gateway
-// serves, the files under deploy/ exist, the compose services named exist. The guide's log-marker
-// table matches the markers the code logs.
+// Every shell block of README.md and docs/operator-guide.md is a command the code accepts, so the
+// docs cannot rot. Blocks are read from the Markdown; each runnable block runs, in document order
+// and in one shell, against one gateway started with ./start (its port and data folder moved: the
+// only edits made to the text); each must exit 0. A block marked `<!-- docs-test: skip: REASON -->`
+// (Docker, a cluster, a second gateway) is not run but checked statically, as every block is: the
+// gwctl commands exist, the HTTP paths are routes the gateway serves, the files under deploy/
+// exist, the compose services named exist. The guide's log-marker table matches the markers the
+// code logs.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';

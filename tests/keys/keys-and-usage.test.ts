@@ -1,4 +1,4 @@
-// Virtual API keys, budgets and the usage ledger end to end (issue 14 "Done when"): the controller and
+// Virtual API keys, budgets and the usage ledger end to end (docs/keys-and-usage.md): the controller and
 // two proxy replicas as OS processes on the devnet, keys created through the admin API, chat with the
 // official openai client on both replicas. A key works at once on both; a model-limited key gets 403;
 // rpm and budget hold across the two replicas under concurrent load; revoke and rotate take effect

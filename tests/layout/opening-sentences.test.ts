@@ -1,6 +1,6 @@
 // Every source file opens with a comment saying why it exists (CONTRIBUTING: comments explain why),
 // and no two files of packages/*/src and apps/*/src open with the same first sentence: a reader who
-// sees a file's opening line knows which file it is (issue 15, "names that say which file to open").
+// sees a file's opening line knows which file it is (CONTRIBUTING.md: names say what a thing is).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '@gonka-gateway/deploy';

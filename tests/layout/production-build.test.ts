@@ -1,8 +1,9 @@
-// Test support stays out of what ships (issue 15 Done-when: "no test helper or benchmark is compiled
-// into a package's production build"): `pnpm build:prod` compiles each package's tsconfig.build.json,
-// which leaves out src/testing and *.test.ts, so the `./testing` faces' dist files do not exist in
-// the image. Production code importing a testing face would still compile (the import resolves
-// through the `source` condition) and only fail when the program starts, so it is caught here.
+// Test support stays out of what ships (CONTRIBUTING.md, "Layout and layering"): no test helper or
+// benchmark is compiled into a package's production build. `pnpm build:prod` compiles each
+// package's tsconfig.build.json, which leaves out src/testing and *.test.ts, so the `./testing`
+// faces' dist files do not exist in the image. Production code importing a testing face would still
+// compile (the import resolves through the `source` condition) and only fail when the program
+// starts, so it is caught here.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '@gonka-gateway/deploy';

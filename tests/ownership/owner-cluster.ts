@@ -1,4 +1,4 @@
-// Test support of the multi-process ownership tests (issue 8): a devnet in this process (hosts,
+// Test support of the multi-process ownership tests: a devnet in this process (hosts,
 // chain), a migrated Postgres database holding the escrows and their sessions, a private
 // redis-server (FLUSHALL-able), and owner node processes (packages/escrow-runtime/src/testing/
 // owner-node-main.ts) that claim the escrows, serve inferences and can be SIGKILLed, SIGSTOPped or

@@ -1,7 +1,8 @@
-// Issue 8, multi-process: owner node processes (escrow-runtime's ownership runtime) share escrows on
-// the devnet through real Postgres and a private redis-server. An owner killed mid-stream, paused
-// past its lease, a Redis that loses everything, and a drain with live streams must never produce a
-// second signature for a nonce nor lose a Confirm/Finish, and every escrow settles to the ngonka.
+// Escrow ownership across processes (architecture §2): owner node processes (escrow-runtime's
+// ownership runtime) share escrows on the devnet through real Postgres and a private redis-server.
+// An owner killed mid-stream, paused past its lease, a Redis that loses everything, and a drain
+// with live streams must never produce a second signature for a nonce nor lose a Confirm/Finish,
+// and every escrow settles to the ngonka.
 
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
 import { dedupKeys, diffToWire } from '@gonka-gateway/devshard';
@@ -21,7 +22,7 @@ import {
 } from './owner-cluster.js';
 
 const ESCROWS = 4;
-/** The issue's bound: every escrow owned again within TTL + 5 s. */
+/** The takeover bound: every escrow is owned again within TTL + 5 s. */
 const REOWN_WITHIN_MS = LEASE_TTL_MS + 5_000;
 let cluster: OwnerCluster;
 /** Inference nonces whose owner was killed mid-stream (escrow id → nonce). */

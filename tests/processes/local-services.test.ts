@@ -1,8 +1,8 @@
 // scripts/local-services.sh decides, for PostgreSQL and Redis, between leaving them alone, starting
-// them, installing them from the distribution's packages, or printing the one command that does
-// (issue 13 item 1). The probes and `run` are shell functions: each case sources the real script in
-// a real bash, replaces the probes with the situation under test and `run` with a recorder, so no
-// case installs, starts or removes anything on this machine.
+// them, installing them from the distribution's packages, or printing the one command that does.
+// The probes and `run` are shell functions: each case sources the real script in a real bash,
+// replaces the probes with the situation under test and `run` with a recorder, so no case installs,
+// starts or removes anything on this machine.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/gateway-process.js';

@@ -1,10 +1,10 @@
-// The README's `./start` as a user runs it (issue 13, "Done when"): bash ./start in its own process
-// group with a fresh environment, the keys it generates, the devnet, the controller and two proxy
-// replicas behind HAProxy on the gateway port, the demo escrow opened through the admin API; the
-// printed snippets run as pasted; the official openai client streams and not through the load
-// balancer; an escrow created and settled through the admin API; a replica killed with SIGKILL is
-// restarted while the gateway keeps answering; Ctrl-C stops every child. When haproxy is not on PATH
-// the same test checks the one-replica fallback (tests never install).
+// The README's `./start` as a user runs it (README, "What `./start` gives you"): bash ./start in
+// its own process group with a fresh environment, the keys it generates, the devnet, the controller
+// and two proxy replicas behind HAProxy on the gateway port, the demo escrow opened through the
+// admin API; the printed snippets run as pasted; the official openai client streams and not through
+// the load balancer; an escrow created and settled through the admin API; a replica killed with
+// SIGKILL is restarted while the gateway keeps answering; Ctrl-C stops every child. When haproxy is
+// not on PATH the same test checks the one-replica fallback (tests never install).
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';

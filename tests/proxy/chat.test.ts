@@ -1,4 +1,4 @@
-// Issue 11 end to end, one replica in this process on the devnet: the official openai client against
+// The proxy end to end, one replica in this process on the devnet: the official openai client against
 // the proxy, streaming and not; every 4xx has the OpenAI shape and takes no nonce; access modes,
 // max_tokens, admission, disabled mode, /v1/models, /v1/status, /healthz, /readyz; a client that
 // leaves before the first byte, mid-stream or after the last chunk leaves the session consistent
@@ -521,11 +521,11 @@ describe('after the headers are sent', () => {
     const last = events.at(-2)!;
     expect(last).toMatch(/^data: \{"error":/);
     expect(JSON.parse(last.slice(6)).error).toMatchObject({ type: 'api_error', code: 'upstream_error' });
-    // The host's Finish bills bytes we never got: recorded `truncated` (issue 9 §2).
+    // The host's Finish bills bytes we never got: recorded `truncated`.
     await expect.poll(() => verdicts('truncated'), { timeout: 10_000, interval: 100 }).toBe(truncated + 1);
   });
 
-  it('a Finish claiming the hash of other bytes counts a served-bytes mismatch (issue 9 §2)', async () => {
+  it('a Finish claiming the hash of other bytes counts a served-bytes mismatch', async () => {
     const escrow = stack.escrows[1]!;
     await liftEveryQuarantine();
     await new Promise((r) => setTimeout(r, 1_000));

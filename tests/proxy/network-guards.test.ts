@@ -1,4 +1,4 @@
-// Issue 11 §4 and §9, guards toward the network. With DEVSHARD_POC_REQUEST_MODE=off a request while
+// Guards toward the network. With DEVSHARD_POC_REQUEST_MODE=off a request while
 // the network runs PoC is answered 503 with Retry-After before any nonce is taken. Host URLs come from
 // chain participant records, which anyone who registers can write: a proxy that does not allow
 // private addresses never calls a loopback host (the devnet's hosts all listen on 127.0.0.1).

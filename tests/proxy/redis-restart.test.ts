@@ -1,6 +1,6 @@
-// Issue 11 fault test: Redis restarted empty (a private redis-server on a fixed port, stopped and
-// started again) → leases are re-claimed, the pool state is published again, admission starts over,
-// and requests through the proxy succeed again within seconds.
+// Redis restarted empty (a private redis-server on a fixed port, stopped and started again) →
+// leases are re-claimed, the pool state is published again, admission starts over, and requests
+// through the proxy succeed again within seconds.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { type PrivateRedis, startPrivateRedis } from '@gonka-gateway/escrow-runtime/testing';

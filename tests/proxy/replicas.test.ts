@@ -1,4 +1,4 @@
-// Issue 11 across real proxy processes (apps/proxy/src/main.ts) on the devnet: a request that lands on
+// Proxy replicas as real processes (apps/proxy/src/main.ts) on the devnet: a request that lands on
 // the replica owning nothing for the model is forwarded to the owner (streamed and not); admission
 // holds for the fleet, not per replica; an owner killed with SIGKILL mid-stream gives its client a
 // clean error and the other replica serves the escrow again within seconds.

@@ -1,7 +1,7 @@
-// The usage ledger end to end (issue 11 §7): requests through one proxy replica on the devnet land
-// in usage_records once each, through the Redis stream and the replica's consumer group, and each
-// row's cost becomes final and equal to what settlement bills for its nonce (the ledger recomputed
-// from the stored diffs, tests/devshard-devnet/ledger.ts).
+// The usage ledger end to end (docs/keys-and-usage.md, "The usage ledger"): requests through one
+// proxy replica on the devnet land in usage_records once each, through the Redis stream and the
+// replica's consumer group, and each row's cost becomes final and equal to what settlement bills
+// for its nonce (the ledger recomputed from the stored diffs, tests/devshard-devnet/ledger.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerOf } from '../devshard-devnet/ledger.js';
 import { type InProcessReplica, ProxyStack, QWEN_MODEL, waitFor } from './proxy-stack.js';

@@ -1,4 +1,4 @@
-// Crash tests of the controller as a real OS process (issue 12 "Crash tests"; architecture §3: a tx
+// Crash tests of the controller as a real OS process (architecture §3: a tx
 // hash recorded before broadcast is reconciled against the chain before anything is retried). A tap
 // in front of the devnet's chain REST sees every broadcast; the controller is SIGKILLed by pid the
 // moment the chain has taken its tx — in the middle of a create job, and in the middle of a settle —

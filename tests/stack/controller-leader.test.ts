@@ -1,7 +1,8 @@
-// One active controller (issue 12 item 5) with two controller processes on one database and one
-// private redis-server: only the holder of the leader lease runs the schedule workers, a standby
-// takes the lead once the leader is SIGKILLed, and a Redis that comes back empty (FLUSHALL) gets its
-// schedules registered again and its pool state rebuilt from Postgres (architecture §4).
+// One active controller (apps/controller/README.md, "One active controller") with two controller
+// processes on one database and one private redis-server: only the holder of the leader lease runs
+// the schedule workers, a standby takes the lead once the leader is SIGKILLed, and a Redis that
+// comes back empty (FLUSHALL) gets its schedules registered again and its pool state rebuilt from
+// Postgres (architecture §4).
 
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
 import {

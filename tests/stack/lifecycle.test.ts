@@ -1,7 +1,6 @@
 // An escrow's whole life through ONE proxy URL of a real stack (controller + two proxy replicas as OS
 // processes on the devnet): admin routes forwarded to the controller, chat with the official openai
-// client on both replicas, finalize, settle to the ngonka, deactivate, delete, and a refused input
-// (issues 11 and 12, "Done when").
+// client on both replicas, finalize, settle to the ngonka, deactivate, delete, and a refused input.
 import { queryEscrow } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import OpenAI from 'openai';

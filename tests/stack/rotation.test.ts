@@ -1,9 +1,9 @@
-// Automatic rotation on a fast epoch schedule with the whole stack as OS processes (issue 12 "Done
-// when"; spec §3.4): switched on through the admin settings of a running controller, it goes
-// through bridge and target stages across two epoch switches while the official openai client
-// chats through both proxies without one failed request; then the per-epoch-limit fault makes the
-// next bridge's temporary create fail on chain → fallback promotion and suppression, visible in
-// /v1/debug/rotation; every escrow rotation settled accounts for its deposit to the ngonka.
+// Automatic rotation on a fast epoch schedule with the whole stack as OS processes (spec §3.4):
+// switched on through the admin settings of a running controller, it goes through bridge and target
+// stages across two epoch switches while the official openai client chats through both proxies
+// without one failed request; then the per-epoch-limit fault makes the next bridge's temporary
+// create fail on chain → fallback promotion and suppression, visible in /v1/debug/rotation; every
+// escrow rotation settled accounts for its deposit to the ngonka.
 import { findEscrowSettledEvents, lookupTx } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { redisKeys } from '@gonka-gateway/shared';

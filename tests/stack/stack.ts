@@ -1,4 +1,4 @@
-// The whole gateway as ./start runs it, for the lifecycle test (issues 11 and 12): a devnet in the test
+// The whole gateway as ./start runs it, for the lifecycle test: a devnet in the test
 // process, a fresh migrated database, a Redis prefix, then the controller and two proxy replicas as
 // real OS processes, each ready once its health route answers 200.
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,8 +1,8 @@
-// An HTTP tap in front of the devnet's chain REST for crash tests of real processes (issue 12 "Crash
-// tests"): every request passes through unchanged and each broadcast's tx hash is recorded, and a
-// test can arm the next broadcast — once the chain has taken the tx, run an action (SIGKILL the
-// controller by pid) and cut the answer, so the sender never learns the outcome — or keep the tx
-// index dark (404) so a sent tx cannot be looked up. Nothing in production code knows about it.
+// An HTTP tap in front of the devnet's chain REST for crash tests of real processes: every request
+// passes through unchanged and each broadcast's tx hash is recorded, and a test can arm the next
+// broadcast — once the chain has taken the tx, run an action (SIGKILL the controller by pid) and
+// cut the answer, so the sender never learns the outcome — or keep the tx index dark (404) so a
+// sent tx cannot be looked up. Nothing in production code knows about it.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -13,7 +13,7 @@ const io = { env: {}, stdout: { write: () => true }, stderr: { write: () => true
 const paths = commandPaths(buildProgram(io));
 
 describe('gwctl --help', () => {
-  it('covers every command of the issue', () => {
+  it('lists every command of the CLI', () => {
     const names = paths.map((p) => p.join(' '));
     for (const expected of [
       'keys new',

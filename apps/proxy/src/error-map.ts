@@ -14,7 +14,7 @@ import { type ErrorCode, GatewayError } from '@gonka-gateway/shared';
 interface Mapped {
   readonly code: ErrorCode;
   readonly message: string;
-  /** Another escrow (a new nonce on another host) may serve the same request (issue 11 §5, §6). */
+  /** Another escrow (a new nonce on another host) may serve the same request. */
   readonly tryNextEscrow: boolean;
 }
 
@@ -54,9 +54,9 @@ const SESSION: Record<SessionErrorCode, Mapped> = {
   [SessionErrorCode.CorruptStore]: m('internal_error', 'the escrow session cannot be loaded', true),
   [SessionErrorCode.NoQuorum]: m('upstream_error', 'not enough hosts signed', false),
   [SessionErrorCode.Closed]: m('no_escrow_available', 'the escrow session is closed', true),
-  // §12 #1: the hosts' root layout differs from ours; the session has faulted (issue 9 item 5).
+  // §12 #1: the hosts' root layout differs from ours; the session has faulted.
   [SessionErrorCode.StampLayoutMismatch]: m('upstream_error', 'the escrow session stopped; try again', true),
-  // Finalize only (issue 9 item 1); a chat request never meets it.
+  // Finalize only (devshard-protocol.md §8.1: no inference in flight); a chat request never meets it.
   [SessionErrorCode.CompletionPending]: m('conflict', 'inferences are still completing', false),
 };
 

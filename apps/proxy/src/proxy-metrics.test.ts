@@ -1,4 +1,4 @@
-// The served-bytes and dominant-host counters (issue 9 §2, §3) follow the session events that
+// The served-bytes and dominant-host counters follow the session events that
 // OwnedSessions hands the proxy, with the verdict as their only label.
 import type { SessionEvent } from '@gonka-gateway/devshard/session';
 import { createMetricsRegistry } from '@gonka-gateway/shared';

@@ -1,5 +1,6 @@
-// The proxy's Prometheus metrics (issue 11 §8): `devshard_gateway_` prefix, bounded labels (route is
-// the route pattern, model comes from the pool's set, status is the HTTP status; never a key or id).
+// The proxy's Prometheus metrics (docs/operator-guide.md §8): `devshard_gateway_` prefix, bounded
+// labels (route is the route pattern, model comes from the pool's set, status is the HTTP status;
+// never a key or id).
 import type { SessionEvent } from '@gonka-gateway/devshard/session';
 import type { OwnedEscrowInfo } from '@gonka-gateway/escrow-runtime';
 import { METRIC_PREFIX, type Registry } from '@gonka-gateway/shared';
@@ -13,8 +14,8 @@ export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
 const PENDING_OBSERVATIONS = 1024;
 
 /**
- * A ms histogram whose observations wait in an array and are added at the next scrape (issue 10:
- * prom-client hashes the label object and searches the buckets on every observe()). `make` builds
+ * A ms histogram whose observations wait in an array and are added at the next scrape: prom-client
+ * hashes the label object and searches the buckets on every observe(). `make` builds
  * the Histogram with the given collect hook; each call site spells its `new Histogram({ name })` out,
  * which is how deploy/'s monitoring check finds the registered names.
  */
@@ -112,7 +113,7 @@ export function createProxyMetrics(
       if (e.nonce !== undefined) escrowNonce.set({ escrow_id }, Number(e.nonce));
     }
   };
-  // Issue 9 §2, §3: the session's billing guards, fed from OwnedSessions' onSessionEvent. Labels stay
+  // The session's billing guards, fed from OwnedSessions' onSessionEvent. Labels stay
   // bounded (the verdict only); the host and inference of each event are in the session's evidence.
   const servedBytes = new Counter({
     name: `${METRIC_PREFIX}served_bytes_verdicts_total`,
@@ -129,8 +130,8 @@ export function createProxyMetrics(
     if (event.type === 'served_bytes') servedBytes.inc({ verdict: event.verdict });
     else if (event.type === 'dominant_host_blocked') dominantHostBlocks.inc();
   };
-  // Counted per request in plain numbers and added to the counters when scraped (issue 10:
-  // prom-client sorts, joins and validates the label object on every inc()).
+  // Counted per request in plain numbers and added to the counters when scraped: prom-client
+  // sorts, joins and validates the label object on every inc().
   const servedRequests = new Map<string, { labels: RequestLabels; count: number }>();
   let inputTokens = 0;
   let outputTokens = 0;
@@ -265,7 +266,7 @@ export function createProxyMetrics(
       labelNames: ['reason'] as const,
       registers,
     }),
-    /** Issue 14: refusals of a stored key's own limits; reason is one of KEY_REJECTION_REASONS. */
+    /** Refusals of a stored key's own limits; reason is one of KEY_REJECTION_REASONS. */
     keyRejections: new Counter({
       name: `${METRIC_PREFIX}key_rejections_total`,
       help: 'Requests refused by a stored API key limit (reason: expired, model, rpm, tpm, key_concurrency, budget).',

@@ -1,6 +1,6 @@
-// What the static checks of deploy/ share (issue 13 item 2: no Docker engine or cluster runs here,
-// so the files are held to the spec and to the code by reading them): paths, YAML parsing, the
-// variables the gateway reads and the metric names it registers, both taken from the code itself.
+// What the static checks of deploy/ share (no Docker engine or cluster runs here, so the files are
+// held to the spec and to the code by reading them): paths, YAML parsing, the variables the gateway
+// reads and the metric names it registers, both taken from the code itself.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMetricsRegistry, VARIABLES } from '@gonka-gateway/shared';

@@ -3,7 +3,7 @@
 // temp dirs — the same manifests, the build stage's own lines on a build context filtered by
 // Dockerfile.dockerignore (installs offline, from the local store), the same `pnpm install --prod`
 // line, the same native-binding check, the same dist folders copied from that build, which must hold
-// no test support (issue 15) — and both entrypoints are started from that replay against real
+// no test support — and both entrypoints are started from that replay against real
 // Postgres and Redis, answering their health routes.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -1,5 +1,6 @@
 // The Grafana dashboard and the Prometheus alerts use only metrics the proxy and controller register
-// (names read from the code), and the dashboard shows what issue 13 asks for.
+// (names read from the code), and the dashboard shows request rate and errors, added latency, TTFT,
+// escrow balances and nonces, and leases.
 import { describe, expect, it } from 'vitest';
 import { gatewayMetricsIn, readDeployFile, readYaml, registeredMetricNames } from './deploy-files.js';
 

@@ -1,6 +1,7 @@
-// Mock-model throughput over HTTP (issue item 8): non-streaming completions at zero latency from
-// the devnet's unsigned model endpoint. The devnet runs alone in a child process (one core); this
-// process is the load generator, a plain keep-alive client with CONNECTIONS concurrent loops.
+// Mock-model throughput over HTTP (packages/devnet/README.md, "Benchmarks"): non-streaming
+// completions at zero latency from the devnet's unsigned model endpoint. The devnet runs alone in a
+// child process (one core); this process is the load generator, a plain keep-alive client with
+// CONNECTIONS concurrent loops.
 // Run: pnpm --filter @gonka-gateway/devnet bench:model   (env: CONNECTIONS, SECONDS)
 import { fork } from 'node:child_process';
 import { Agent, request } from 'node:http';

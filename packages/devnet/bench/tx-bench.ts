@@ -1,4 +1,5 @@
-// Chain tx cost, in process (issue item 8). Separates execution from signature work:
+// Chain tx cost, in process (packages/devnet/README.md, "Benchmarks"). Separates execution from
+// signature work:
 //  - verify: one secp256k1 tx-signature verification (this process's backend: native or noble);
 //  - create, CheckTx: full ante + message on a branch, signature included;
 //  - create, DeliverTx: per tx inside a 200-tx block (the signature was verified at CheckTx and is

@@ -11,7 +11,7 @@ import {
   TxFactory,
 } from './testing/test-devnet.js';
 
-// Issue item 6: every fault, switched at runtime from the embedding API or the admin route.
+// Every fault, switched at runtime from the embedding API or the admin route.
 describe('faults', () => {
   let devnet: Devnet;
   let txs: TxFactory;

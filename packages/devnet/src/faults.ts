@@ -1,6 +1,6 @@
-// Runtime fault switches (issue item 6). Each devnet owns one Faults object; tests flip it through
-// the embedding API and the demo through POST /devnet/admin/faults. Every field is plain JSON so the
-// admin route can take it as is.
+// Runtime fault switches (packages/devnet/README.md, "Faults"). Each devnet owns one Faults object;
+// tests flip it through the embedding API and the demo through POST /devnet/admin/faults. Every
+// field is plain JSON so the admin route can take it as is.
 import type { HostFault, HostFaultMode, HostFaults } from './host/faults.js';
 
 /** Makes matching queries slow and/or fail. */

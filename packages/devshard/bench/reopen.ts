@@ -1,4 +1,4 @@
-// Reopen time and memory of long sessions (issue 8 item 7, issue 10 item 5); a measurement, not a test.
+// Reopen time and memory of long sessions (architecture §2 item 5); a measurement, not a test.
 //   node --expose-gc --import tsx --conditions=source packages/devshard/bench/reopen.ts [sizes] [seconds-per-nonce]
 // e.g. `… reopen.ts 1000,20000 10`. For each size it writes a session of that many nonces straight into
 // an in-memory store (each diff: Start n, Confirm n−1, Finish n−2, signed by the user and host keys, 16

@@ -1,4 +1,4 @@
-// What a user session costs per request as its nonce grows (issue 10), not a test: nothing is
+// What a user session costs per request as its nonce grows (docs/performance.md), not a test: nothing is
 // asserted. A real UserSession (in-memory store) over in-process hosts (16 slots, 5 hosts, the
 // hosts' strict apply and signing in the same thread): the session is driven to the nonce, then
 // `requests` sequential inferences are measured. Session CPU = main-thread CPU (and whole-process

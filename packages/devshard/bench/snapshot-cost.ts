@@ -1,6 +1,7 @@
-// Time to encode a replica snapshot with many live records (issue 10); a measurement, not a test.
-// A session encodes one every snapshotEvery diffs on its own thread (session/snapshots.ts), so with
-// every record live this is work per request that grows with the live set.
+// Time to encode a replica snapshot with many live records (docs/performance.md); a measurement,
+// not a test. A session encodes one every snapshotEvery diffs on its own thread
+// (session/snapshots.ts), so with every record live this is work per request that grows with the
+// live set.
 //   node --conditions=source --import tsx packages/devshard/bench/snapshot-cost.ts [records] [runs]
 // The records are Finished ones like a chat's (Qwen model name, 32-byte hashes, heights), every 7th id
 // missing (a gap in the started ids), every 11th still Started, every 13th validated by a high slot.

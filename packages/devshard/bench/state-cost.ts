@@ -1,8 +1,9 @@
-// What one request costs the devshard state layer as a session grows (issue 10), not a test: speed is
-// measured, never asserted. Per request the user side composes a diff carrying StartInference(k)
-// with ConfirmStart and FinishInference of k − 1 (two receipt recoveries), signs it, and a host
-// applies it strictly (three recoveries, root check). Reported per nonce: main-thread and whole-
-// process CPU µs, with every record live (no sealing) and with sealing (grace 200 nonces, 0 s).
+// What one request costs the devshard state layer as a session grows (docs/performance.md), not a
+// test: speed is measured, never asserted. Per request the user side composes a diff carrying
+// StartInference(k) with ConfirmStart and FinishInference of k − 1 (two receipt recoveries), signs
+// it, and a host applies it strictly (three recoveries, root check). Reported per nonce:
+// main-thread and whole-process CPU µs, with every record live (no sealing) and with sealing (grace
+// 200 nonces, 0 s).
 //   pnpm --filter @gonka-gateway/devshard bench:state            (all nonces)
 //   pnpm --filter @gonka-gateway/devshard bench:state -- 100 1000 (chosen nonces)
 //   pnpm --filter @gonka-gateway/devshard bench:state -- --rss 1000 [--finished]   (memory of one state)

@@ -1,5 +1,5 @@
 // The package's faces (package.json exports: '.', './session', './host', './testing') each list a
-// name once: no value is reachable from two faces, so an importer never has to choose (issue 15).
+// name once: no value is reachable from two faces, so an importer never has to choose.
 import { describe, expect, it } from 'vitest';
 import * as hostFace from './host-face.js';
 import * as coreFace from './index.js';

@@ -2,7 +2,7 @@
 // the end). 1) append latency p50/p99 with 64 concurrent writers, each owning its own escrow (the
 // write-ahead of every request, architecture §2.3); 2) acquire (= the load a new owner does) of a
 // 1,000- and a 20,000-diff session, with every diff after nonce 0 and with a snapshot 500 nonces
-// back (issue 8: reopening a 20,000-nonce session under 2 s). Nothing is asserted.
+// back (the target: a 20,000-nonce session reopens in under 2 s). Nothing is asserted.
 // Environment: BENCH_SECONDS (default 5), BENCH_STORE_WRITERS (64), BENCH_STORE_POOL (20 connections).
 // A single writer runs first, as the baseline the 64 are compared with.
 import { cpus, loadavg } from 'node:os';

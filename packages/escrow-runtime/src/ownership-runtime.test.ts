@@ -1,4 +1,4 @@
-// A replica while Redis is down (issue 8 item 2): the runtime's Redis commands time out instead of
+// A replica while Redis is down: the runtime's Redis commands time out instead of
 // queueing until Redis returns, so the claim loop keeps running its passes (each failure logged and
 // retried), close() returns, and once Redis is back every escrow is owned again. Real Postgres, a
 // private redis-server stopped and restarted on the same port, sessions on the in-memory store (no

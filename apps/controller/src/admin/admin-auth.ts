@@ -1,4 +1,4 @@
-// Admin authentication and the audit log (spec §5.1.2, issue 12). Every route registered inside
+// Admin authentication and the audit log (spec §5.1.2). Every route registered inside
 // this plugin needs `Authorization: Bearer <DEVSHARD_ADMIN_API_KEY>`: the presented key is hashed
 // and compared with the configured digest in constant time (matchesKeyHash), so neither its length
 // nor a prefix leaks through timing. Wrong or missing → 401 in the OpenAI error shape. Every

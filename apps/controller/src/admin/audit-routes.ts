@@ -1,4 +1,4 @@
-// GET /v1/admin/audit (issue 12): the audit log of every mutating admin call, newest first, paged
+// GET /v1/admin/audit: the audit log of every mutating admin call, newest first, paged
 // by id. Rows were redacted when written (admin/redact.ts), so nothing here can hold a secret.
 import { openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';

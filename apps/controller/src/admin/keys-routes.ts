@@ -1,8 +1,9 @@
-// /v1/admin/keys (issue 14): create a virtual API key (the key is in this one answer only), list and
-// read keys (never the key: id, name, a short prefix, limits, spend in the current period, last use),
-// change limits (PATCH; null clears a limit), revoke, rotate (a new key for the same id and spend).
-// DEVSHARD_API_KEYS appear as one read-only entry `env`. Audit rows come from admin-auth.ts and hold
-// request bodies only, which carry no secret; the keys themselves live in keys/key-store.ts.
+// /v1/admin/keys (docs/keys-and-usage.md, "Keys"): create a virtual API key (the key is in this one
+// answer only), list and read keys (never the key: id, name, a short prefix, limits, spend in the
+// current period, last use), change limits (PATCH; null clears a limit), revoke, rotate (a new key
+// for the same id and spend). DEVSHARD_API_KEYS appear as one read-only entry `env`. Audit rows
+// come from admin-auth.ts and hold request bodies only, which carry no secret; the keys themselves
+// live in keys/key-store.ts.
 import { BUDGET_PERIODS, GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import type { ControllerContext } from '../controller-context.js';

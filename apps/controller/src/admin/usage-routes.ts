@@ -1,6 +1,7 @@
-// /v1/admin/usage (issue 14 §3): ledger totals with filters and grouping, the records as JSON or CSV,
-// the reconciliation of one finalized escrow against its finalize document, and the ledger's knobs
-// (retention, how many keys get their own spend series). The queries are in usage/.
+// /v1/admin/usage (docs/keys-and-usage.md, "The usage ledger"): ledger totals with filters and
+// grouping, the records as JSON or CSV, the reconciliation of one finalized escrow against its
+// finalize document, and the ledger's knobs (retention, how many keys get their own spend series).
+// The queries are in usage/.
 import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ControllerContext } from '../controller-context.js';

@@ -1,4 +1,4 @@
-// Env bootstrap of escrows (spec §2.10, issue 12 item 4): DEVSHARDS_JSON entries (or the single
+// Env bootstrap of escrows (spec §2.10): DEVSHARDS_JSON entries (or the single
 // DEVSHARD_ESCROW_ID) are registered on the FIRST start only — the start that created the settings
 // row — so restarts keep whatever the operator changed through the admin API since (a deleted escrow
 // does not come back). An entry that cannot be registered (chain down, wrong key, settled, model

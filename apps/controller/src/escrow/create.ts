@@ -1,4 +1,4 @@
-// Creating an escrow (spec §3.1 row 1, §4; issue 12 "create escrow"). Everything that can be
+// Creating an escrow (spec §3.1 row 1, §4). Everything that can be
 // checked before signing is checked, and the answer names the field: chain id, model known to
 // governance, creator on `allowed_creator_addresses` (spec §1.8: only governance adds it),
 // min_amount ≤ amount ≤ max_amount, spendable ≥ amount + fee (keeper rule 7). Then the signed tx's

@@ -1,11 +1,11 @@
-// The `create-escrow` job (issue 12 "create escrow"; architecture §1: every money-moving action is a
-// job). The admin route checks the request and enqueues; this job runs escrow/create.ts —
-// commitment → broadcast → poll → register — on whichever controller's worker takes it, and a
-// worker that died mid-way leaves the job stalled, so a live worker runs it again and resumes the
-// same commitment (the same tx bytes, never a second tx for one key). The job id is the request
-// key, so a double click or two controllers enqueue one job. Answers another attempt would only
-// repeat (the chain refused the tx, the outcome is unknown, bad input found late) end the job with
-// UnrecoverableError; anything else (node or database unreachable) is retried with backoff.
+// The `create-escrow` job (architecture §1: every money-moving action is a job). The admin route
+// checks the request and enqueues; this job runs escrow/create.ts — commitment → broadcast → poll →
+// register — on whichever controller's worker takes it, and a worker that died mid-way leaves the
+// job stalled, so a live worker runs it again and resumes the same commitment (the same tx bytes,
+// never a second tx for one key). The job id is the request key, so a double click or two
+// controllers enqueue one job. Answers another attempt would only repeat (the chain refused the tx,
+// the outcome is unknown, bad input found late) end the job with UnrecoverableError; anything else
+// (node or database unreachable) is retried with backoff.
 import { GatewayError } from '@gonka-gateway/shared';
 import { type Job, type Queue, type QueueEvents, UnrecoverableError } from 'bullmq';
 import type { ControllerContext } from '../controller-context.js';

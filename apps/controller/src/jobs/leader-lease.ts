@@ -1,12 +1,13 @@
-// One active controller (issue 12 item 5): several controllers may run, one as the leader and the
-// others as standbys. Leadership is a Redis lease — the escrow lease of packages/escrow-runtime
-// (SET NX PX, compare-and-set renewal, a local deadline before the TTL can run out) under the key
-// controllerLeader — and only its holder registers and runs the BullMQ schedules (reconcile,
-// depletion check, rotation tick…); every controller serves the admin API and runs the on-demand
-// jobs (settle), which are idempotent. A standby tries to take the lease every third of its TTL, so
-// it takes over within about one TTL of the leader's death. A lease lost to a Redis that came back
-// empty (FLUSHALL, a restart without persistence) is taken again at once, and taking it runs
-// `onLead` again: the schedules are registered anew and the pool is rebuilt from Postgres.
+// One active controller (apps/controller/README.md, "One active controller"): several controllers
+// may run, one as the leader and the others as standbys. Leadership is a Redis lease — the escrow
+// lease of packages/escrow-runtime (SET NX PX, compare-and-set renewal, a local deadline before the
+// TTL can run out) under the key controllerLeader — and only its holder registers and runs the
+// BullMQ schedules (reconcile, depletion check, rotation tick…); every controller serves the admin
+// API and runs the on-demand jobs (settle), which are idempotent. A standby tries to take the lease
+// every third of its TTL, so it takes over within about one TTL of the leader's death. A lease lost
+// to a Redis that came back empty (FLUSHALL, a restart without persistence) is taken again at once,
+// and taking it runs `onLead` again: the schedules are registered anew and the pool is rebuilt from
+// Postgres.
 import { EscrowLease, type LeaseLossReason } from '@gonka-gateway/escrow-runtime';
 import type { Logger, RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';

@@ -1,4 +1,4 @@
-// Virtual API keys (issue 14, docs/keys-and-usage.md): rows of `api_keys` and what a listing shows
+// Virtual API keys (docs/keys-and-usage.md): rows of `api_keys` and what a listing shows
 // of them. A key is `sk-` + 48 hex (192 random bits) shown once; only its SHA-256 is stored. A fast
 // hash is enough here, unlike for passwords: with 192 bits of entropy nobody can guess a preimage
 // of a leaked digest, and an unsalted digest lets every proxy find a presented key by hashing it.

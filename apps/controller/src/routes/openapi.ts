@@ -1,6 +1,5 @@
-// GET /openapi.json and the Swagger UI at /docs (issue 12 "an OpenAPI document generated from them
-// served at /docs and /openapi.json"): @fastify/swagger builds OpenAPI 3.1 from the JSON schemas the
-// routes validate with, so the document cannot drift from what the server enforces, and
+// GET /openapi.json and the Swagger UI at /docs: @fastify/swagger builds OpenAPI 3.1 from the JSON
+// schemas the routes validate with, so the document cannot drift from what the server enforces, and
 // @fastify/swagger-ui serves the UI from assets inside its npm package (no CDN: it works on a host
 // without internet access). Register before the routes it should describe (it listens to onRoute).
 import swagger from '@fastify/swagger';

@@ -1,4 +1,4 @@
-// Where the chain is in its epoch (chain-and-network.md §3.3; issue 12 "chain phase"): the public
+// Where the chain is in its epoch (chain-and-network.md §3.3): the public
 // node's /v1/epochs/latest reduced to what rotation (spec §3.4) and the proxies' PoC gate need —
 // the effective epoch, the phase, whether PoC is active, and how far the next epoch switch is and
 // which epoch it leads into. The chain-phase job publishes it to Redis (a hash the proxies can read,

@@ -1,4 +1,4 @@
-// The balance check (spec §3.1 "periodic balance check", §8; issue 12): about every 30 s each routed
+// The balance check (spec §3.1 "periodic balance check", §8): about every 30 s each routed
 // escrow's pool entry (balance estimate and nonce, published by its owner) is compared with the
 // depletion threshold (usable balance below 1,000,000 ngonka) and the routing stop of the nonce
 // (about 19,800). A hit marks the pool entry `depleted` / `nonce_limited`, so proxies stop routing

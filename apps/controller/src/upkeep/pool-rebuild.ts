@@ -1,4 +1,4 @@
-// Pool rebuild (architecture §4: Redis state is "rebuilt from Postgres when lost"; issue 12 item 3):
+// Pool rebuild (architecture §4: Redis state is "rebuilt from Postgres when lost"):
 // one call writes the pool entry of every registered escrow that is not settled, from its Postgres
 // row, and removes the entries of settled ones. The leading controller runs it when it takes the
 // leader lease — at start, and again when Redis came back empty, which took the lease with it.

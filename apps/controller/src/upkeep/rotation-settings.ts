@@ -9,7 +9,7 @@ export interface RotationModelSettings {
   targetCount: number;
   amount: bigint;
   privateKeyEnv: string;
-  /** Issue 12 per-model switch: false = rotated-out escrows are drained and finalized, not settled. */
+  /** Per-model settlement switch: false = rotated-out escrows are drained and finalized, not settled. */
   settle: boolean;
 }
 
@@ -26,7 +26,7 @@ export interface StoredRotationModel {
   target_count: number;
   amount: string | number;
   private_key_env: string;
-  /** Issue 12 "a per-model switch for rotation settlement": false = rotated-out escrows are only finalized. */
+  /** The per-model switch for rotation settlement: false = rotated-out escrows are only finalized. */
   settle?: boolean;
 }
 

@@ -1,4 +1,4 @@
-// The rotation tick (spec §3.4, §8 "about every 15 s"; issue 12 "rotation tick"). Each pass reads the
+// The rotation tick (spec §3.4, §8 "about every 15 s"). Each pass reads the
 // settings and the chain phase afresh, decides the stage (rotation-plan.ts) and, per listed model:
 // - bridge (pre_poc_blocks before the switch): create temp_count temporary escrows, then retire the
 //   regular ones — once a temporary escrow is routed by a proxy, so chat never runs out of escrows;

@@ -1,11 +1,11 @@
-// Ledger against settlement for one escrow (issue 14 §3): the hosts' cost in its finalize document
-// (Σ host_stats[].cost, what MsgSettleDevshardEscrow pays the hosts before fees) against the sum of
-// the usage records served on it. When they differ, or records are still at their reservation, the
-// records are first brought to what settlement pays for their inference (settled-costs.ts replays
-// the signed diffs): the Finish the finalize itself applied, a refund by a later validation vote.
-// A difference that remains is reported with what explains it: records whose inference the diffs
-// do not settle here (retried elsewhere), and settled inferences no record names (an attempt that
-// was retried on another escrow, or a usage event that never arrived).
+// Ledger against settlement for one escrow (docs/keys-and-usage.md, "The usage ledger"): the hosts'
+// cost in its finalize document (Σ host_stats[].cost, what MsgSettleDevshardEscrow pays the hosts
+// before fees) against the sum of the usage records served on it. When they differ, or records are
+// still at their reservation, the records are first brought to what settlement pays for their
+// inference (settled-costs.ts replays the signed diffs): the Finish the finalize itself applied, a
+// refund by a later validation vote. A difference that remains is reported with what explains it:
+// records whose inference the diffs do not settle here (retried elsewhere), and settled inferences
+// no record names (an attempt that was retried on another escrow, or a usage event that never arrived).
 import type { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
 import type { Sql } from 'postgres';
 import { settledInferenceCosts } from './settled-costs.js';

@@ -1,8 +1,9 @@
-// Spend metrics per API key (issue 14 §4), bounded: the operator's metrics_top_keys (default 10, at
-// most 100) keys with the highest spend in their current period get their own series (label `key` =
-// the key id), every other stored key is summed into key="other", and DEVSHARD_API_KEYS are
-// key="env". Computed when Prometheus scrapes, from the same views the admin API lists. Rejections
-// by reason are counted where they happen, in the proxies (key_rejections_total).
+// Spend metrics per API key (docs/keys-and-usage.md, "Metrics"), bounded: the operator's
+// metrics_top_keys (default 10, at most 100) keys with the highest spend in their current period
+// get their own series (label `key` = the key id), every other stored key is summed into
+// key="other", and DEVSHARD_API_KEYS are key="env". Computed when Prometheus scrapes, from the same
+// views the admin API lists. Rejections by reason are counted where they happen, in the proxies
+// (key_rejections_total).
 import { METRIC_PREFIX, type Registry } from '@gonka-gateway/shared';
 import { Gauge } from 'prom-client';
 import type { ControllerContext } from '../controller-context.js';

@@ -1,7 +1,7 @@
-// The usage ledger as the operator queries it (issue 14 §3): usage_records filtered by key, model,
-// escrow and time, totalled (requests, input/output tokens, cost in ngonka, errors) overall or per
-// key, model, escrow or UTC day, and the records themselves for a CSV export. Money is summed in
-// Postgres numeric and leaves as decimal strings.
+// The usage ledger as the operator queries it (docs/keys-and-usage.md): usage_records filtered by
+// key, model, escrow and time, totalled (requests, input/output tokens, cost in ngonka, errors)
+// overall or per key, model, escrow or UTC day, and the records themselves for a CSV export. Money
+// is summed in Postgres numeric and leaves as decimal strings.
 import type { Sql } from 'postgres';
 
 export const GROUP_BY = ['key', 'model', 'escrow', 'day'] as const;

@@ -1,5 +1,5 @@
-// What settlement pays for each inference of a finalized escrow, from its signed diffs (issue 14 §3,
-// devshard-protocol.md §5.6): the session is re-applied from nonce 1 with the devshard state machine
+// What settlement pays for each inference of a finalized escrow, from its signed diffs
+// (devshard-protocol.md §5.6): the session is re-applied from nonce 1 with the devshard state machine
 // and every record is taken as it is sealed (auto-seal, or the settlement drain that charges a
 // Pending/Started record its reservation). The finalize document's host costs are the sum of exactly
 // these, so the ledger records of the escrow can be brought to them: a record still at its

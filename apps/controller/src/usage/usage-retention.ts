@@ -1,8 +1,8 @@
-// How long usage records are kept (issue 14 §3 "retention configurable with a purge job"): the
-// operator sets retention_days (0 = keep everything) through /v1/admin/usage/settings; the
-// `usage-purge` BullMQ job deletes older records in bounded batches. Deleting what is already gone
-// is a no-op, so the job may run any number of times. Budget periods longer than the retention lose
-// their ledger seed (docs/keys-and-usage.md): the live Redis counters are unaffected.
+// How long usage records are kept: the operator sets retention_days (0 = keep everything) through
+// /v1/admin/usage/settings; the `usage-purge` BullMQ job deletes older records in bounded batches.
+// Deleting what is already gone is a no-op, so the job may run any number of times. Budget periods
+// longer than the retention lose their ledger seed (docs/keys-and-usage.md): the live Redis
+// counters are unaffected.
 import type { Sql } from 'postgres';
 
 export interface UsageSettings {

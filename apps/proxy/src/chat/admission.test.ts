@@ -71,7 +71,7 @@ describe('fleet-wide admission (one Lua script per request)', () => {
     a.stop();
   });
 
-  describe("a stored key's own limits in the same script (issue 14)", () => {
+  describe("a stored key's own limits in the same script", () => {
     const key = (over: Partial<KeyAdmission> = {}): KeyAdmission => ({
       keyId: '7',
       rpm: 0,

@@ -1,15 +1,15 @@
-// Fleet-wide admission (issue 11 §4, spec §8): GATEWAY_MAX_CONCURRENT_REQUESTS and
+// Fleet-wide admission (spec §8): GATEWAY_MAX_CONCURRENT_REQUESTS and
 // GATEWAY_MAX_INPUT_TOKENS_IN_FLIGHT hold for all replicas together, decided by ONE Lua script per
 // request. Each admitted request is a member of a sorted set scored by its expiry, with its input
 // tokens in a hash; the replica that admitted it pushes the expiry forward while the request runs, so
 // the entries of a replica that dies expire on their own (0 = no limit).
 //
-// A stored API key's own limits (issue 14: rpm, tpm, max_concurrent, budget) are decided in the same
-// script, so a request costs one round trip whatever the key: requests and tokens of the last 60 s
-// as sliding windows, requests in flight like the global set, and the budget as the period's spend
-// counter plus the reservations in flight. The serving replica settles the budget when the request
-// ends (`settle`: the reservation becomes the served cost); a reservation nobody settles (its replica
-// died) expires like any entry.
+// A stored API key's own limits (rpm, tpm, max_concurrent, budget; docs/keys-and-usage.md) are
+// decided in the same script, so a request costs one round trip whatever the key: requests and
+// tokens of the last 60 s as sliding windows, requests in flight like the global set, and the
+// budget as the period's spend counter plus the reservations in flight. The serving replica settles
+// the budget when the request ends (`settle`: the reservation becomes the served cost); a
+// reservation nobody settles (its replica died) expires like any entry.
 import { adjustSpendCounter, type RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 
@@ -211,7 +211,7 @@ export interface AdmissionOptions {
   readonly entryTtlMs?: number;
 }
 
-/** ⌈body bytes / 4⌉ (issue 11 §4). */
+/** ⌈body bytes / 4⌉, OpenAI's input estimate (docs/keys-and-usage.md, "Keys"). */
 export function estimateInputTokens(bodyBytes: number): number {
   return Math.ceil(bodyBytes / 4);
 }

@@ -1,5 +1,5 @@
 // A replica that owns no usable escrow for the model forwards the request to a replica that does
-// (architecture §2.4, issue 11 §5), streamed with @fastify/reply-from, at most one hop. The hop is
+// (architecture §2.4), streamed with @fastify/reply-from, at most one hop. The hop is
 // marked with an HMAC of the request id under the admin key digest, which every replica holds, so a
 // client cannot claim a request was already admitted elsewhere.
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -27,7 +27,7 @@ export function isValidHop(secret: Buffer, requestId: string, presented: unknown
  * Owner URLs that refused a connection a moment ago. A replica killed without a goodbye stays in the
  * pool and the replica directory until its lease expires (GATEWAY_LEASE_TTL_MS); until then a forward
  * to it fails at connect. Skipping it for a few seconds sends the next requests to the live owners
- * instead of answering 503 for the whole lease (issue 13 note, "forwarding to a just-dead owner").
+ * instead of answering 503 for the whole lease.
  */
 export class UnreachableOwners {
   readonly #until = new Map<string, number>();

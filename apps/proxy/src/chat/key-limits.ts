@@ -1,9 +1,9 @@
-// A stored API key's own rules for one chat request (issue 14): expiry and allowed models are checked
-// here from the replica's copy of the key (current within a second of a change, gate/settings.ts);
-// rpm, tpm, concurrency and budget are decided fleet-wide by the admission script (admission.ts) from
-// what keyAdmissionOf builds. Refusals use OpenAI's shapes: 401 for an expired key, 403 for a model
-// the key may not use, 429 `rate_limit_exceeded` with Retry-After and the x-ratelimit-* headers, 429
-// `insufficient_quota`.
+// A stored API key's own rules for one chat request (docs/keys-and-usage.md): expiry and allowed
+// models are checked here from the replica's copy of the key (current within a second of a change,
+// gate/settings.ts); rpm, tpm, concurrency and budget are decided fleet-wide by the admission
+// script (admission.ts) from what keyAdmissionOf builds. Refusals use OpenAI's shapes: 401 for an
+// expired key, 403 for a model the key may not use, 429 `rate_limit_exceeded` with Retry-After and
+// the x-ratelimit-* headers, 429 `insufficient_quota`.
 import { budgetPeriodOf, GatewayError } from '@gonka-gateway/shared';
 import type { StoredKey } from '../gate/key-directory.js';
 import type { KeyAdmission, KeyRejection, RateLimitState } from './admission.js';

@@ -72,7 +72,7 @@ describe('pool routing among owned escrows (spec §1.5, §3.1, §8)', () => {
     expect(pickOwned([escrow(1n, { balance: 1_000_000_000n })], 'm', big)).toBeUndefined();
   });
 
-  describe('host quality (issue 9 §2 served bytes, §3 dominant hosts)', () => {
+  describe('host quality: served bytes and dominant hosts', () => {
     it('takes an escrow with a blocked dominant host only when no other escrow can take the request', () => {
       const owned = [
         escrow(1n, { inFlight: 0, dominantHosts: 1, blockedHosts: 1 }),

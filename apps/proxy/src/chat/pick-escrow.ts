@@ -1,9 +1,10 @@
-// Pool routing among the escrows this replica owns (spec §1.5, §3.1, §8; issue 11 §5): the lowest
+// Pool routing among the escrows this replica owns (spec §1.5, §3.1, §8): the lowest
 // in-flight per capacity weight among routable escrows of the model that can pay this request's
 // reservation, skipping depleted ones (usable balance below 1,000,000) and those at their nonce
 // limit (the session's canStartInference covers draining, faulted, finalizing and the nonce limit).
 //
-// Host quality (issue 9 §2, §3) orders what is left, never makes an unstartable escrow eligible:
+// Host quality (served-bytes verdicts, dominant hosts) orders what is left, never makes an
+// unstartable escrow eligible:
 // - an escrow with a blocked dominant host (it refused or timed out and cannot be outvoted) is a last
 //   resort: every request there first burns that host's nonces for the fee (devshard
 //   dominant-hosts.ts), so it is taken only when no escrow without one can take the request;

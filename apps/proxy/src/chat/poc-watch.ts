@@ -1,4 +1,4 @@
-// Whether the network runs PoC now (spec §2.10 DEVSHARD_POC_REQUEST_MODE, issue 11 §4): read from the
+// Whether the network runs PoC now (spec §2.10 DEVSHARD_POC_REQUEST_MODE): read from the
 // node's /v1/epochs/latest on a short period. With the mode `off` new chat requests are answered 503
 // with Retry-After while PoC runs; `relaxed` serves. An unreadable node keeps the last known state.
 // The controller's chain-phase job publishes the same reading to Redis (a hash with a TTL); when that

@@ -1,6 +1,7 @@
-// One usage record per chat request (issue 11 §7), appended to the Redis usage stream off the
-// response path; a consumer group writes them to Postgres in batches, idempotent by request id
-// (apps/proxy/src/usage/). The cost is the served nonce's, read from the session at answer time.
+// One usage record per chat request (docs/keys-and-usage.md, "The usage ledger"), appended to the
+// Redis usage stream off the response path; a consumer group writes them to Postgres in batches,
+// idempotent by request id (apps/proxy/src/usage/). The cost is the served nonce's, read from the
+// session at answer time.
 import type { InferenceCost } from '@gonka-gateway/devshard/session';
 import type { RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';

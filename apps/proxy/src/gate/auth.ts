@@ -1,5 +1,5 @@
 // Who is calling (spec §5.1): the admin key, a user key from DEVSHARD_API_KEYS, or a stored key
-// (issue 14, gate/key-directory.ts), as SHA-256 digests compared in constant time (packages/shared
+// (gate/key-directory.ts), as SHA-256 digests compared in constant time (packages/shared
 // config/api-keys.ts). Runs onRequest, before any body is read; routes decide what each caller may do.
 
 import { timingSafeEqual } from 'node:crypto';
@@ -32,8 +32,8 @@ const ADMIN: Caller = { kind: 'admin', keyId: 'admin' };
 const ENV_USER: Caller = { kind: 'user', keyId: 'env' };
 
 /**
- * SHA-256 digests of the keys presented lately, by key (issue 10: a client sends the same key on
- * every request; hashing it each time was a measurable share of a request). Only the digest is
+ * SHA-256 digests of the keys presented lately, by key: a client sends the same key on every
+ * request, and hashing it each time is a measurable share of a request. Only the digest is
  * looked up this way: what it is compared with is still compared in constant time. Bounded, oldest
  * first out, so a flood of wrong keys costs the memory of DIGESTS_KEPT entries at most. The keys sit
  * in this process's memory as they do in its request headers; they are never logged.
@@ -81,7 +81,7 @@ export const authentication = fp(
   async (app: FastifyInstance, options: AuthOptions) => {
     const digests = new KeyDigests();
     app.decorateRequest('caller', null as never);
-    // A callback hook: the usual request (a known key) is decided without a promise (issue 10).
+    // A callback hook: the usual request (a known key) is decided without a promise.
     app.addHook('onRequest', (request, _reply, done) => {
       const caller = identify(request, options, digests);
       request.caller = caller;

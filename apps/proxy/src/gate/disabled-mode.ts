@@ -15,7 +15,7 @@ export function isAdminPath(path: string): boolean {
 
 export const disabledMode = fp(
   async (app: FastifyInstance, options: { settings: SettingsSource }) => {
-    // A callback hook: an enabled gateway passes without a promise per request (issue 10).
+    // A callback hook: an enabled gateway passes without a promise per request.
     app.addHook('onRequest', (request, reply, done) => {
       const disabled = options.settings.current.disabled;
       if (!disabled.enabled) return done();

@@ -1,4 +1,4 @@
-// The stored API keys every replica checks callers against (issue 14, spec §5.1): digests and
+// The stored API keys every replica checks callers against (spec §5.1): digests and
 // limits of the unrevoked keys, the ledger's spend of each budgeted key in its current period (it
 // seeds a Redis spend counter that does not exist yet: a new period, or Redis lost its data) and
 // each model's highest token price (what a request's budget reservation is priced at). Re-read with

@@ -1,4 +1,4 @@
-// Host URLs come from chain participant records, which anyone who registers can write (issue 11 §9):
+// Host URLs come from chain participant records, which anyone who registers can write:
 // a loopback, link-local or private address is refused unless the operator allows it (the devnet and
 // tests do), so the gateway cannot be pointed at its own network.
 import { isIP } from 'node:net';

@@ -1,9 +1,10 @@
-// The ownership runtime of issue 8 running inside a proxy replica (architecture §2): claims its share
-// of active escrows, owns their sessions on the Postgres store, registers the replica's internal URL
-// (GATEWAY_PROXY_INTERNAL_URL, GATEWAY_REPLICA_ID) so other replicas can forward to it. An escrow's
-// participants are stored in Postgres once its session opened with the node's answer, so a takeover
-// or a restart while the public node is down opens it from that copy (HostDirectory; marker
-// `node_unreachable_stored_copy`, docs/operator-guide.md "When the public node is down").
+// The escrow-runtime's ownership runtime running inside a proxy replica (architecture §2): claims
+// its share of active escrows, owns their sessions on the Postgres store, registers the replica's
+// internal URL (GATEWAY_PROXY_INTERNAL_URL, GATEWAY_REPLICA_ID) so other replicas can forward to
+// it. An escrow's participants are stored in Postgres once its session opened with the node's
+// answer, so a takeover or a restart while the public node is down opens it from that copy
+// (HostDirectory; marker `node_unreachable_stored_copy`, docs/operator-guide.md "When the public
+// node is down").
 import type { HostTarget, SessionEvent } from '@gonka-gateway/devshard/session';
 import {
   creatorKeyFromEnv,

@@ -15,7 +15,7 @@ export const activeRequests = fp(
     let count = 0;
     const counted = new WeakSet<object>();
     app.decorate('activeRequests', () => count);
-    // Callback hooks: no promise per request (issue 10).
+    // Callback hooks: no promise per request.
     app.addHook('onRequest', (request, _reply, done) => {
       // The path from the raw URL: request.routeOptions builds and freezes an object on every read.
       const url = request.url;

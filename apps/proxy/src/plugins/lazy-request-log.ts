@@ -1,7 +1,7 @@
-// request.log made only when a request logs (issue 10): Fastify gives every request a pino child
-// logger bound to its id, and making one (bindings serialized, redaction set up) was a measurable
-// share of a chat request that logs nothing — the usual case (disableRequestLogging, server-options.ts).
-// A request that does log gets the same child, with the same bindings, at its first line.
+// request.log made only when a request logs: Fastify gives every request a pino child logger bound
+// to its id, and making one (bindings serialized, redaction set up) is a measurable share of a
+// chat request that logs nothing — the usual case (disableRequestLogging, server-options.ts). A
+// request that does log gets the same child, with the same bindings, at its first line.
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 
 type Bindings = Parameters<FastifyBaseLogger['child']>[0];

@@ -1,4 +1,4 @@
-// GET /v1/models (issue 11 §1): the OpenAI list of models the pool can serve now (an active escrow),
+// GET /v1/models: the OpenAI list of models the pool can serve now (an active escrow),
 // limited to what the caller may use: every model for the admin key, `api_key` models for a user key.
 import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';

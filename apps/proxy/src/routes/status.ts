@@ -1,4 +1,4 @@
-// GET /v1/status (spec §2.8, issue 11 §8): unauthenticated (the container health check), no
+// GET /v1/status (spec §2.8): unauthenticated (the container health check), no
 // credentials in it. The fleet's view from the pool snapshot (Redis): runtimes owned here,
 // capacity per model, every devshard with its limiter, capacity, owner, nonce, balance and status,
 // the live replicas, and the admission limiter; 503 when Postgres or Redis does not answer.

@@ -1,7 +1,7 @@
-// Budget spend follows the ledger's real cost (issue 14 "spend is reconciled from the usage record's
-// real cost"): a request charges its key's period counter with the cost known when it ended (usually
-// the session's reservation), and when the cost reconciler later finalizes the row to the Finish's
-// charge, the difference is applied to the counter of the period the request was answered in.
+// Budget spend follows the ledger's real cost (docs/keys-and-usage.md, "Budgets"): a request
+// charges its key's period counter with the cost known when it ended (usually the session's
+// reservation), and when the cost reconciler later finalizes the row to the Finish's charge, the
+// difference is applied to the counter of the period the request was answered in.
 import { budgetPeriodOf } from '@gonka-gateway/shared';
 import type { Admission } from '../chat/admission.js';
 import type { KeyDirectory } from '../gate/key-directory.js';

@@ -1,13 +1,14 @@
-// Final costs for usage rows written with the reservation (issue 11 §7). The response goes out
-// before the host's Finish is applied (it rides in the next diff: the next request on the escrow or
-// the idle flush), so the usage event usually carries cost_final=false. Rather than a follow-up
-// event, the replica that owns the escrow reads its own session here: every few seconds it takes
-// the non-final rows of the escrows it owns and sets the cost once the session has applied the
-// Finish (or the timeout). The update is conditional on cost_final = false, so any replica, any
-// number of times, gives the same row. A row whose record was sealed out of the live state before
-// this ran, or whose escrow is no longer open anywhere, keeps its reservation and cost_final=false.
-// Each row that became final is reported with its change (final − recorded), so a stored key's
-// budget counter, charged the recorded cost when the request ended, follows the real cost (issue 14).
+// Final costs for usage rows written with the reservation (docs/keys-and-usage.md, "The usage
+// ledger"). The response goes out before the host's Finish is applied (it rides in the next diff:
+// the next request on the escrow or the idle flush), so the usage event usually carries
+// cost_final=false. Rather than a follow-up event, the replica that owns the escrow reads its own
+// session here: every few seconds it takes the non-final rows of the escrows it owns and sets the
+// cost once the session has applied the Finish (or the timeout). The update is conditional on
+// cost_final = false, so any replica, any number of times, gives the same row. A row whose record
+// was sealed out of the live state before this ran, or whose escrow is no longer open anywhere,
+// keeps its reservation and cost_final=false. Each row that became final is reported with its
+// change (final − recorded), so a stored key's budget counter, charged the recorded cost when the
+// request ended, follows the real cost (docs/keys-and-usage.md, "Budgets").
 import type { InferenceCost } from '@gonka-gateway/devshard/session';
 import type postgres from 'postgres';
 

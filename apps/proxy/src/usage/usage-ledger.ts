@@ -1,6 +1,6 @@
-// The usage ledger's moving parts in one proxy replica (issue 11 §7): the stream consumer that
-// persists usage events (usage-writer.ts) and the reconciler that finalizes costs from the sessions
-// this replica owns (cost-reconciler.ts). Started and stopped with the app.
+// The usage ledger's moving parts in one proxy replica (docs/keys-and-usage.md): the stream
+// consumer that persists usage events (usage-writer.ts) and the reconciler that finalizes costs
+// from the sessions this replica owns (cost-reconciler.ts). Started and stopped with the app.
 import type { RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
@@ -16,7 +16,7 @@ export interface UsageLedgerOptions {
   readonly reconcileEveryMs?: number;
   readonly claimIdleMs?: number;
   readonly onError?: (error: Error) => void;
-  /** Budget counters follow rows that became final (issue 14). */
+  /** Budget counters follow rows that became final. */
   readonly onCorrections?: (corrections: readonly CostCorrection[]) => Promise<void>;
 }
 

@@ -1,9 +1,10 @@
-// The usage consumer (issue 11 §7): every proxy replica reads the usage stream in a consumer group
-// (consumer name = replica id), writes each batch to usage_records in one statement and only then
-// XACKs it. At-least-once: a crash between the insert and the XACK redelivers the batch (our own
-// pending entries are re-read at start; another replica's are taken over with XAUTOCLAIM once idle),
-// and the insert is idempotent by request id: a redelivered row changes nothing, except that a
-// reservation-only row takes the final cost when a later event brings it.
+// The usage consumer (docs/keys-and-usage.md, "The usage ledger"): every proxy replica reads the
+// usage stream in a consumer group (consumer name = replica id), writes each batch to usage_records
+// in one statement and only then XACKs it. At-least-once: a crash between the insert and the XACK
+// redelivers the batch (our own pending entries are re-read at start; another replica's are taken
+// over with XAUTOCLAIM once idle), and the insert is idempotent by request id: a redelivered row
+// changes nothing, except that a reservation-only row takes the final cost when a later event
+// brings it.
 import type { RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
@@ -25,8 +26,8 @@ export interface UsageWriterOptions {
   readonly blockMs?: number;
   /**
    * After a read that found entries, wait this long before the next one (default 100 ms), so a busy
-   * replica writes one batch per window instead of a read, an insert and an XACK per request (issue
-   * 10: three round trips per chat request otherwise). A usage row lands at most this much later.
+   * replica writes one batch per window instead of a read, an insert and an XACK per request (three
+   * round trips per chat request otherwise). A usage row lands at most this much later.
    */
   readonly batchWindowMs?: number;
   /** Entries pending this long on any consumer are claimed (the consumer died). Default 60 s. */
@@ -96,7 +97,7 @@ export class UsageWriter {
 
   /**
    * XREADGROUP, with `acks` — ids of the batch before, in usage_records already — acknowledged in
-   * the same socket write (issue 10: one write per batch window instead of two). An XACK that fails
+   * the same socket write: one write per batch window instead of two. An XACK that fails
    * leaves those entries pending; XAUTOCLAIM brings them back and the insert is idempotent.
    */
   async #read(conn: Redis, id: '>' | '0', block: boolean, acks: readonly string[]): Promise<Entry[]> {

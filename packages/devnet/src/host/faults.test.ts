@@ -6,7 +6,7 @@ import type { Devnet } from '../devnet.js';
 import { type JsonBody, startTestDevnet } from '../testing/test-devnet.js';
 import { type ChatAnswer, chatBody, metaOf, receiptOf, TestUser } from '../testing/test-user.js';
 
-// Issue item 6: every devshard host fault, switched at runtime per host.
+// Every devshard host fault, switched at runtime per host.
 describe('devshard host faults', () => {
   let devnet: Devnet;
   let user: TestUser;

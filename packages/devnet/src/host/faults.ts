@@ -1,4 +1,4 @@
-// Fault switches of the devshard hosts (issue item 6), one per host address, carried in the devnet's
+// Fault switches of the devshard hosts, one per host address, carried in the devnet's
 // FaultSettings (`devshardHosts`) so tests flip them with `devnet.faults.set` or
 // `devnet.devshardHosts.setFault`, and the demo with POST /devnet/admin/faults. Plain JSON only.
 

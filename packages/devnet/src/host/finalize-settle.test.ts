@@ -14,7 +14,7 @@ import type { Devnet } from '../devnet.js';
 import { account, deliver, startTestDevnet, TxFactory } from '../testing/test-devnet.js';
 import { receiptOf, TestUser } from '../testing/test-user.js';
 
-// Issue item 6: what hosts sign is what settles — a session finalized through the hosts (§8.1),
+// What hosts sign is what settles — a session finalized through the hosts (§8.1),
 // their signatures collected (§8.2) and the settlement accepted by the devnet chain (§8.4).
 describe('devshard hosts: finalize and settle', () => {
   let devnet: Devnet;

@@ -14,7 +14,7 @@ async function signaturesAt(user: TestUser, address: string, nonce: bigint): Pro
   );
 }
 
-// Issue item 6: catch-up, per-nonce signatures (cold and warm keys), and host restarts.
+// Catch-up, per-nonce signatures (cold and warm keys), and host restarts.
 describe('devshard host replicas', () => {
   let devnet: Devnet;
   let user: TestUser;

@@ -15,7 +15,7 @@ const enc = new TextEncoder();
 const request = (user: TestUser, extra: { nonce?: bigint } = {}) =>
   enc.encode(encodeInferenceRequest({ diffs: [], nonce: extra.nonce ?? user.state.latestNonce }));
 
-// Issue item 6: authentication, routing and apply errors of the host routes (§4.1).
+// Authentication, routing and apply errors of the host routes (§4.1).
 describe('devshard host routes', () => {
   let devnet: Devnet;
   let user: TestUser;

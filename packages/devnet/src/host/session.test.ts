@@ -11,7 +11,7 @@ import { countTokens } from '../model/tokenizer.js';
 import { startTestDevnet } from '../testing/test-devnet.js';
 import { metaOf, receiptOf, TestUser } from '../testing/test-user.js';
 
-// Issue item 6: a session over the 16 slots of a devnet escrow, driven through every host.
+// A session over the 16 slots of a devnet escrow, driven through every host.
 describe('devshard hosts: one session', () => {
   let devnet: Devnet;
   let user: TestUser;

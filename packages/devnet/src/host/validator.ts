@@ -112,8 +112,8 @@ function verdict(
 export type ValidatorFault = 'false-invalid' | 'no-validations' | undefined;
 
 /**
- * Which live records of one session this host may still owe a Validation or vote (issue 10: the
- * devnet hosts' cost per apply must not grow with the live records). A record can only become one
+ * Which live records of one session this host may still owe a Validation or vote: the
+ * devnet hosts' cost per apply must not grow with the live records. A record can only become one
  * by a tx that names it (session.ts AppliedDiff.inferenceIds), so after each apply only the ids the
  * new diffs name are added; an id leaves once it is settled for its current status, and comes back
  * when a later tx names it again (e.g. a Finished record another validator challenges).

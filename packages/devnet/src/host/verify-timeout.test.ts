@@ -23,7 +23,7 @@ interface Vote {
   body: JsonBody;
 }
 
-// Issue item 6: POST verify-timeout, both reasons, accepting and rejecting (§4.3, §7.4).
+// POST verify-timeout, both reasons, accepting and rejecting (§4.3, §7.4).
 describe('devshard hosts: verify-timeout', () => {
   let devnet: Devnet;
   let user: TestUser;

@@ -1,7 +1,7 @@
 // SHA-256 over several parts. OpenSSL (node:crypto) rather than the pure-JS hash: the live-record
 // hash of §6 covers every live record on every diff. Small inputs (the root's component hashes of
 // §6, a prompt, a request preimage: ~6 per diff) are copied into one reused buffer and hashed in
-// one call (crypto.hash, Node ≥ 20.12): a Hash object per call costs more than the copy (issue 10).
+// one call (crypto.hash, Node ≥ 20.12): a Hash object per call costs more than the copy.
 import * as crypto from 'node:crypto';
 
 const oneShot = (crypto as { hash?: (alg: string, data: Uint8Array, enc: 'buffer') => Buffer }).hash;

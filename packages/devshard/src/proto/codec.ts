@@ -59,7 +59,7 @@ function wireTypeOf(kind: FieldKind): number {
  * Per schema, built once on first use: a factory of the all-defaults message and an encoder. Both
  * are generated as straight-line code over the schema's constant keys (like protobuf.js), so every
  * message of one schema gets one object shape and each field read is a monomorphic property load;
- * the generic loop over `msg[def.key]` made every load megamorphic (LoadIC, issue 10's profile).
+ * a generic loop over `msg[def.key]` makes every load megamorphic (LoadIC in a profile).
  * The code is built only from the schema definitions in this package, never from input.
  */
 interface Compiled {

@@ -24,11 +24,11 @@ export function encodeDiffContent(input: DiffContentInput): Uint8Array {
 }
 
 /**
- * The DiffJSON `txs` blob (fields 1–2) of the last few diffs. A composed diff needs it three times
- * (issue 10): as the head of its signature preimage (signing/diff.ts), in its write-ahead row
- * (escrow-runtime's session_diffs.txs) and on the wire (json/wire.ts). Keyed by the txs list and
- * checked against the nonce and every tx's byte array by identity, so a list changed since (or an
- * equal list built anew) is encoded again; tx bytes are never written in place (§10.1 keeps them).
+ * The DiffJSON `txs` blob (fields 1–2) of the last few diffs. A composed diff needs it three times:
+ * as the head of its signature preimage (signing/diff.ts), in its write-ahead row (escrow-runtime's
+ * session_diffs.txs) and on the wire (json/wire.ts). Keyed by the txs list and checked against the
+ * nonce and every tx's byte array by identity, so a list changed since (or an equal list built
+ * anew) is encoded again; tx bytes are never written in place (§10.1 keeps them).
  */
 const RECENT_BLOBS = 16;
 const blobOfTxs = new Map<

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
 import { SessionErrorCode } from './errors.js';
 
-describe('breakers: the session stops composing, nothing is rolled back (issue 8 §6)', () => {
+describe('breakers: the session stops composing, nothing is rolled back', () => {
   it('faults once when every reachable host rejects a fresh diff', async () => {
     const t = setup();
     await t.init();

@@ -177,7 +177,7 @@ export async function recoverFromMempools(
 }
 
 /**
- * Breaker (issue 8, §10 item 2): `rejectedBy` refused (apply failed) a send ending at `nonce`. Every
+ * Breaker (§10 item 2): `rejectedBy` refused (apply failed) a send ending at `nonce`. Every
  * other host is brought to `nonce`; if none takes it, the diff is one no reachable host accepts and the
  * session faults (`diff_rejected`, or `ownership_lost` when a newer owner explains it). Nothing rolls
  * the signed nonce back. No nonce is composed while this runs.

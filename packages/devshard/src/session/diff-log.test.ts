@@ -32,7 +32,7 @@ describe('DiffLog window', () => {
     expect(() => log.append(diff(132))).toThrow(RangeError);
   });
 
-  it('lets go of a diff as soon as it leaves the window (issue 10: memory independent of the nonce)', async () => {
+  it('lets go of a diff once it leaves the window, so memory does not grow with the nonce', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const log = new DiffLog(root(0), 0n, 5);

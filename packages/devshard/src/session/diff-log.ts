@@ -1,9 +1,9 @@
-// The session's recent signed diffs in nonce order with the root after each (devshard-protocol.md §7.1
-// "diff log"), bounded so a session's memory does not grow with its nonce (issue 8 item 7, issue 10
-// item 5): the last `window` diffs stay in memory as the source of catch-up (§7.3) and of the roots a
-// host's state_hash is compared with (§7.2 step 1); older diffs are read back from the store
-// (delivery.ts `diffsFor`). Prompt payloads are kept only for inferences still Pending, for refused
-// timeouts (§7.4); the diffs held here carry none (the store keeps them).
+// The session's recent signed diffs in nonce order with the root after each (devshard-protocol.md
+// §7.1 "diff log"), bounded so a session's memory does not grow with its nonce: the last `window`
+// diffs stay in memory as the source of catch-up (§7.3) and of the roots a host's state_hash is
+// compared with (§7.2 step 1); older diffs are read back from the store (delivery.ts `diffsFor`).
+// Prompt payloads are kept only for inferences still Pending, for refused timeouts (§7.4); the
+// diffs held here carry none (the store keeps them).
 import type { PayloadWire } from '../json/wire.js';
 import type { StoredDiff } from './store.js';
 
@@ -13,7 +13,7 @@ export const DEFAULT_DIFF_WINDOW = 1_000;
 export class DiffLog {
   /**
    * Held diffs are #diffs[#head…]. A diff leaving the window has its slot cleared at once (else the
-   * prefix would keep up to `window` more diffs alive, a heap that swings with the nonce: issue 10);
+   * prefix would keep up to `window` more diffs alive, a heap that swings with the nonce);
    * the empty prefix is cut off in batches so appending stays O(1).
    */
   #diffs: (StoredDiff | undefined)[] = [];

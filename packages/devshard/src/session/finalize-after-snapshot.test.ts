@@ -6,7 +6,7 @@ import { SessionErrorCode } from './errors.js';
 /** In-process hosts answer in microtasks; a macrotask turn between requests stands for real I/O. */
 const ioTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-describe('finalize after reopening from a snapshot (§8, issue 8 item 7)', () => {
+describe('finalize after reopening from a snapshot (§8)', () => {
   it('completes the quorum with the state signatures stored before the reload', async () => {
     const t = setup();
     await t.init();

@@ -3,7 +3,7 @@ import { run } from '../testing/drive.js';
 import { confirmTx, finishTx, makeFixture, startTx } from '../testing/session-fixture.js';
 import { inferenceCostOf } from './inference-cost.js';
 
-describe('inferenceCostOf (usage ledger, issue 11 §7)', () => {
+describe('inferenceCostOf (usage ledger)', () => {
   it('is the reservation before the Finish and the clamped charge after it', () => {
     const f = makeFixture({ tag: 'v5', config: { tokenPrice: 2n } });
     const pending = run(f, [[startTx(1n)]]);

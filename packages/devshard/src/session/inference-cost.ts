@@ -1,4 +1,4 @@
-// What one inference costs the escrow, read from the state replica (issue 11 §7, the usage ledger).
+// What one inference costs the escrow, read from the state replica (the usage ledger's cost).
 // The Finish fixes the executor's charge (devshard-protocol.md §5.4): min(tokens × price, reserved).
 // Before it is applied the escrow holds the reservation, which is also what Settlement charges a
 // record still Pending/Started (§5.6); a timed-out, error-missed or invalidated one is refunded.

@@ -1,8 +1,9 @@
-// A long reopen gives the event loop back (issue 8 item 2: lease renewal "also while a long session
-// is being replayed"). The owner's lease renews on a timer and expires on a local deadline
-// (escrow-runtime EscrowLease); a replay that kept the loop for longer than the TTL would let that
-// deadline pass during the open. Here a snapshot is refused, so the session replays every diff with
-// signature checks, and a lease with a TTL far shorter than that replay must stay valid throughout.
+// A long reopen gives the event loop back, so the lease keeps renewing while a long session is
+// being replayed (architecture §2 item 1). The owner's lease renews on a timer and expires on a
+// local deadline (escrow-runtime EscrowLease); a replay that kept the loop for longer than the TTL
+// would let that deadline pass during the open. Here a snapshot is refused, so the session replays
+// every diff with signature checks, and a lease with a TTL far shorter than that replay must stay
+// valid throughout.
 import { performance } from 'node:perf_hooks';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newMsg, txOf } from '../proto/tx-builders.js';
@@ -102,7 +103,7 @@ describe('replay gives the event loop back', () => {
     const lease = timerLease(600);
     try {
       // Each signature recovery busy-waits 2 ms, so the replay outlasts the TTL however fast the
-      // state machine is (it no longer grows with live records, issue 10).
+      // state machine is (it does not grow with live records).
       const slowRecover: RecoverFn = (digest, signature) => {
         const until = performance.now() + 2;
         while (performance.now() < until) {}

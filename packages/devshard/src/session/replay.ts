@@ -43,7 +43,7 @@ export interface ReplayOptions {
 /**
  * Replay gives the event loop back after this much CPU time: a full replay of 20 000 diffs takes
  * tens of seconds, and the lease of the opening process must keep renewing meanwhile (its renewal
- * timer and Redis replies need the loop; issue 8 item 2). A turn costs microseconds.
+ * timer and Redis replies need the loop; architecture §2 item 1). A turn costs microseconds.
  */
 export const REPLAY_TURN_MS = 20;
 /** Diffs applied between two looks at the clock (one diff is ~1 ms of signature checks). */

@@ -190,7 +190,7 @@ export function processReceipt(
     if (first !== undefined && r.nonce >= first) ctx.stamps.calibrated = true;
   }
   const sig = root ? r.stateSig : undefined;
-  // §7.2 step 2 keeps every state_sig; its recovery runs where a signature is used (issue 10 §4):
+  // §7.2 step 2 keeps every state_sig; its recovery runs where a signature is used:
   // at the final nonce — Settlement-phase receipts here, and signature-collection.ts re-checks every
   // stored one it loads. During serving nothing reads it, so it is kept unchecked: a recovery less
   // per response. A lying host is still caught (bad_state_signature) before any quorum counts it.

@@ -1,4 +1,4 @@
-// Served-bytes check (issue "bill only what was served", item 2): hash what the gateway received for an
+// Served-bytes check (only what was served is billed): hash what the gateway received for an
 // inference the way the executor's MsgFinishInference.response_hash covers it and compare the two.
 //
 // What response_hash covers is not pinned by devshard-protocol.md (§3.2 names the field only). This

@@ -1,6 +1,6 @@
 // The session's small writes besides its diffs, grouped so that each rides in one statement
-// (issue 10 "session hot path": one Postgres round trip before a chat request calls its host, the
-// write-ahead, and at most one after the host's response). They wait in `ctx.writes` until one of:
+// (docs/performance.md, "Findings": one Postgres round trip before a chat request calls its host,
+// the write-ahead, and at most one after the host's response). They wait in `ctx.writes` until one of:
 //
 // - the next diff's write-ahead (write-ahead.ts), which carries all of them in its own statement;
 // - the end of a chat request (inference.ts) or the finalize gate, when the pending-tx queue changed:

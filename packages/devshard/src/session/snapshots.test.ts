@@ -28,7 +28,7 @@ async function served(t: ReturnType<typeof setup>, every: number, requests: numb
   return s;
 }
 
-describe('session snapshots (issue 8 item 7)', () => {
+describe('session snapshots', () => {
   it('saves a root-verified snapshot every snapshotEvery diffs, off the request path', async () => {
     const t = setup();
     const s = await served(t, 4, 13);

@@ -1,4 +1,4 @@
-// Session snapshots in the store (architecture §2 item 5, issue 8 item 7): every `snapshotEvery` diffs
+// Session snapshots in the store (architecture §2 item 5): every `snapshotEvery` diffs
 // (more apart once many records are live: snapshotInterval) the replica after a successful append is
 // encoded and saved in the background, and `open` starts from the newest snapshot that verifies
 // instead of replaying from nonce 1. A snapshot is trusted only when its recomputed root equals the
@@ -22,7 +22,7 @@ import type { SessionRecord, SessionStore, StoredSession } from './store.js';
 export const DEFAULT_SNAPSHOT_EVERY = 500;
 
 /**
- * Live records per diff of snapshot interval once the live set is large (issue 10). A snapshot
+ * Live records per diff of snapshot interval once the live set is large. A snapshot
  * encodes and writes every live record (≈ 135 B each, sent to Postgres as hex text), ≈ 75 ms of
  * CPU at 20 000 live records plus the GC of its ≈ 11 MB of buffers and strings; at a fixed
  * interval that is work per request growing with the live set. One snapshot per
@@ -87,7 +87,7 @@ export function decodeSessionSnapshot(bytes: Uint8Array): SnapshotBase {
 
 /**
  * decodeSessionSnapshot, giving the event loop back between steps: a session opens while its lease
- * keeps renewing (the renewal timer needs the loop, issue 8 item 2).
+ * keeps renewing (the renewal timer needs the loop; architecture §2 item 1).
  */
 export async function decodeSessionSnapshotInTurns(bytes: Uint8Array): Promise<SnapshotBase> {
   const steps = decodeStateSnapshotSteps(checkEnvelope(bytes));

@@ -30,7 +30,7 @@ function counted(inner: SessionStore) {
   return { store, calls, take: () => calls.splice(0) };
 }
 
-describe('store writes per chat request (issue 10: one before the host, at most one after)', () => {
+describe('store writes per chat request: one before the host, at most one after', () => {
   it('writes the diff with everything waiting, then the Confirm/Finish with host progress and signature', async () => {
     const t = setup();
     await t.init();

@@ -74,8 +74,8 @@ export interface StoredSignatures {
 
 /**
  * The small writes of a session besides its diffs, grouped so that each rides in one statement
- * (issue 10 "session hot path": at most one round trip before the host is called, the diff's own,
- * and at most one after its response). Every field is optional; all of them are fenced by the
+ * (docs/performance.md, "Findings": at most one round trip before the host is called, the diff's
+ * own, and at most one after its response). Every field is optional; all of them are fenced by the
  * writer's token together with whatever carries them.
  */
 export interface SessionWrites {
@@ -166,7 +166,7 @@ export interface SessionStore {
   /**
    * The write-ahead of architecture §2.3. Succeeds when the token is current and `diff.nonce` =
    * last + 1, storing the diff (and its payload) and `writes` in the same transaction — on Postgres
-   * one statement, the one round trip a chat request makes before its host is called (issue 10).
+   * one statement, the one round trip a chat request makes before its host is called.
    * Appending a diff identical (txs, user signature, post_state_root) to the one stored at its nonce
    * is a no-op success that writes nothing (the call that stored it stored its writes too), so an
    * ambiguous commit is resolved by repeating the call; any other nonce gives `nonce_conflict`.
@@ -176,7 +176,7 @@ export interface SessionStore {
   readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]>;
   /**
    * `writes` in one transaction (on Postgres one statement) when the token is current; nothing
-   * otherwise. The write after a host's response (issue 10), and whatever waits for no diff.
+   * otherwise. The write after a host's response, and whatever waits for no diff.
    */
   saveWrites(escrowId: string, writes: SessionWrites, fencingToken: bigint): Promise<void>;
   /** Stores a snapshot at a nonce that has a stored diff; older snapshots may be discarded. */

@@ -49,7 +49,7 @@ export function timeoutCandidates(ctx: SessionContext, now: bigint): Candidate[]
   const out: Candidate[] = [];
   // Only Pending and Started records can time out: nearly every live record is past Started, and
   // this pass runs every few seconds, so it reads only the chunks of the live map holding open
-  // ones (openRecordsOf), not every live record (issue 10).
+  // ones (openRecordsOf), not every live record.
   for (const record of openRecordsOf(ctx.state.inferences)) {
     const status = record.status;
     const id = record.id;

@@ -109,7 +109,7 @@ const MAX_CATCH_UP_CHUNK = 200;
  * it is dropped and re-offered until its Confirm lands); measured with sequential inferences, every
  * hit was the entry inserted just before. 1 024 covers hundreds of nonces of that; a bigger memo only
  * held the ~2 recoveries of every nonce, ~0.4 KB each, and made the session heap grow with its nonce
- * until full (8 192 entries: ~3 MB; issue 10). A miss costs one recovery, never a different answer.
+ * until full (8 192 entries: ~3 MB). A miss costs one recovery, never a different answer.
  */
 const RECOVER_MEMO_ENTRIES = 1_024;
 

@@ -192,7 +192,7 @@ export async function composeAndPersist(
   // After every saveWrites started before it (session-writes.ts), so a consumed key's own add has
   // landed and cannot come back after this diff deleted it.
   return ctx.writes.afterSaves(async () => {
-    // One statement (issue 10): the diff and its payload (§2.3 write-ahead: durable before it is
+    // One statement: the diff and its payload (§2.3 write-ahead: durable before it is
     // sent), the deletion of the pending txs it consumes (§7.1 step 4 "clear the queue"), the
     // payloads it makes useless (§7.4 needs one only while its inference is Pending), and whatever
     // the session's earlier answers left waiting (host progress, signatures, queue changes). All of

@@ -1,7 +1,7 @@
 // An append-only, persistent set of ascending ids (every inference id ever started). Ids equal the
 // nonce of their diff, so they arrive in ascending order, nearly always one after another: the set
 // is kept as runs of consecutive ids [first, last], so a session's memory does not grow by an id per
-// nonce (issue 10 §5, bounded memory; 32 bytes an id as a bigint array). The open run grows in
+// nonce (bounded memory; 32 bytes an id as a bigint array). The open run grows in
 // place of a new value; a gap closes it into the closed runs, whose full chunks are shared between
 // versions (a gap copies at most one chunk). A membership test is a binary search over runs.
 

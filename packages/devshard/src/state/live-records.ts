@@ -1,5 +1,5 @@
-// The live-record map of a session as a persistent value with an incremental live_hash (§6, issue
-// 10). Records sit in ascending id in chunks of up to CHUNK; a new version copies one chunk and the
+// The live-record map of a session as a persistent value with an incremental live_hash (§6).
+// Records sit in ascending id in chunks of up to CHUNK; a new version copies one chunk and the
 // chunk list, and shares every other chunk with its parent, so older versions stay intact and usable
 // (a rejected diff or an unpersisted composition changes nothing). live_hash is SHA-256 over the
 // entries framed as InferencesMapProto field 1, in ascending id: the same byte stream as
@@ -218,7 +218,7 @@ export class LiveRecords implements ReadonlyMap<bigint, Record> {
   /**
    * The Pending and Started records in ascending id. Only chunks holding one are read: nearly every
    * live record is past Started, so the periodic §7.4 timeout pass reads a few chunks, not every
-   * record (issue 10: all 19,800 at nonce 19,800 with every record live).
+   * record (all 19,800 at nonce 19,800 with every record live).
    */
   openRecords(): Record[] {
     const out: Record[] = [];
@@ -232,7 +232,7 @@ export class LiveRecords implements ReadonlyMap<bigint, Record> {
   /**
    * Calls `visit` on the records in ascending id until it returns false. A loop over the chunks,
    * not a generator: a scan of every live record (sealing's, §5.6) pays a call per record, not a
-   * generator step (~10× the cost at 19,800 records, issue 10).
+   * generator step (~10× the cost at 19,800 records).
    */
   scanAscending(visit: (r: Record) => boolean): void {
     for (const chunk of this.#chunks) {

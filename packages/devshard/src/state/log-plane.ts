@@ -53,7 +53,7 @@ function checkCausality(log: HeightSyncLog, nonce: bigint, hbs: MsgHeartbeat[], 
 
 /** L0b: confirm and finish are both the executor's, so within one diff finish ≥ confirm. */
 function checkConfirmFinishOrder(txs: readonly DevshardTx[]): void {
-  // Maps only when stamped txs are there: the composer runs this once per candidate (issue 10).
+  // Maps only when stamped txs are there: the composer runs this once per candidate.
   let confirms: Map<bigint, bigint> | undefined;
   let finishes: Map<bigint, bigint> | undefined;
   for (const tx of txs) {

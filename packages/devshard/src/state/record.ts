@@ -1,8 +1,9 @@
 // Inference records carry their InferenceRecordProto bytes, encoded once per change, so computing
 // live_hash on every diff does not re-encode unchanged records (§6).
 //
-// Layout (issue 10 §5, bounded memory): records stay live until the seal gate (3,600 s + execution
-// timeout past confirmation), so a busy replica holds hundreds of thousands, and each is kept small:
+// Layout (bounded memory; docs/performance.md, "Findings"): records stay live until the seal gate
+// (3,600 s + execution timeout past confirmation), so a busy replica holds hundreds of thousands,
+// and each is kept small:
 // - the entry bytes are a one-byte string (char i = byte i, "latin1"): one heap object of 16 bytes
 //   plus the bytes, where a Uint8Array costs a typed-array object, an ArrayBuffer, a backing store
 //   and its bookkeeping outside the heap (≈ 2 KB of RSS per record with three of them);

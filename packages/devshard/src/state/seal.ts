@@ -77,7 +77,7 @@ export function autoSeal(
   // state_clock − confirmed_at ≥ required, i.e. confirmed_at ≤ state_clock − required. Both bounds
   // are taken once and compared with the records' stored ids and times (numbers while safe, exact
   // either way: a number and a bigint compare by value), so the pass makes no bigint per record
-  // (issue 10: every record past the nonce gate is read each interval while none is sealable).
+  // (every record past the nonce gate is read each interval while none is sealable).
   const idLimit = storedInt(sealNonce - s.config.sealGraceNonces);
   const confirmedLimit = storedInt(clock - requiredSeconds);
   // Ascending ids: once one id is inside the nonce gate, every later one is too, so the pass stops

@@ -1,4 +1,4 @@
-// Replica snapshots (architecture §2 item 5, issue 8 item 7): a SessionState as bytes, so reopening a long
+// Replica snapshots (architecture §2 item 5): a SessionState as bytes, so reopening a long
 // session starts from the state at a stored nonce instead of replaying every diff from nonce 1. The
 // encoding is built from the records' public fields and rebuilt through their constructor
 // (`makeRecord`) and `withRoot`, so it does not depend on how records or the live hash are kept in
@@ -84,7 +84,7 @@ function writeModel(w: SnapshotWriter, model: string): void {
 /**
  * writeRecord's bytes for a compact Record, read in one pass over its entry: no field object, no
  * bigint per field, no array per hash (a snapshot of 20,000 live records took ~0.1 s through
- * fieldsOf, once every snapshotEvery diffs on the session's thread; issue 10). Varints are copied as
+ * fieldsOf, once every snapshotEvery diffs on the session's thread). Varints are copied as
  * values (a uint64 field's proto varint and the snapshot's are both LEB128 of the same value).
  */
 function writeCompactRecord(w: SnapshotWriter, record: Record): void {
@@ -325,7 +325,7 @@ export function decodeStateSnapshot(bytes: Uint8Array): SessionState {
 
 /**
  * The same decoding in steps: yields after every SNAPSHOT_RECORDS_PER_STEP records, so a caller can
- * give the event loop back (a lease keeps renewing while a long session opens, issue 8 item 2).
+ * give the event loop back (a lease keeps renewing while a long session opens; architecture §2 item 1).
  */
 export function* decodeStateSnapshotSteps(bytes: Uint8Array): Generator<void, SessionState, void> {
   if (bytes.length < 1 + 2 * CHECKSUM_BYTES) malformed('too short');

@@ -2,8 +2,8 @@
 // undici 7 controller handler: onRequestStart / onResponseStart / onResponseData / onResponseEnd /
 // onResponseError). The status settles `opened`; body chunks are queued as they arrive and taken
 // synchronously by the reader (the SSE line splitter, a bounded JSON buffer). Under undici's
-// `request` each call also built a BodyReadable, its async iterator, an AbortController and their
-// stream events: ~330 µs of node stream/event machinery per proxied request (issue 10 profile).
+// `request` each call also builds a BodyReadable, its async iterator, an AbortController and their
+// stream events: ~330 µs of node stream/event machinery per proxied request.
 //
 // One deadline and one cancellation per call (devshard-protocol.md §4.5): the transport's timer, the
 // caller's AbortSignal (listened to only when given) and `cancel()` stop the request with a

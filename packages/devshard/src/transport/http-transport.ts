@@ -1,7 +1,7 @@
 // HostTransport over HTTP with undici's dispatcher API on a keep-alive connection pool (one Agent per
 // transport; bodies read as they arrive, host-exchange.ts). It skips fetch's WHATWG layers (Request,
 // Headers, web streams: 1.3–1.6 ms of CPU per host call) and `request`'s Readable body, async
-// iterator and AbortSignal (~330 µs per proxied request; issue 10). Signed POSTs carry
+// iterator and AbortSignal (~330 µs per proxied request). Signed POSTs carry
 // X-Devshard-Signature (lowercase hex of the creator's signature over
 // sha256(escrow_id ‖ body ‖ u64be(unix s))) and X-Devshard-Timestamp (§2.4, §4.1); GETs are unsigned.
 // Deadlines are those of the reference gateway (§4.5), each configurable.

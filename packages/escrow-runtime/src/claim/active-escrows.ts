@@ -1,6 +1,6 @@
 // The escrows a replica may own (architecture §2.2, §3): state `active` and the local `active` flag
 // set (spec §2.1). Anything else (draining, finalizing, deactivated…) is never claimed, and an owner
-// hands such an escrow back (drain) on its next claim pass. A faulted session (issue 8 "breakers")
+// hands such an escrow back (drain) on its next claim pass. A faulted session (a breaker tripped)
 // clears the `active` flag with its cause in last_error, so it stays unclaimed even when Redis loses
 // the pool's `faulted` status; an operator re-activates it after looking.
 import type { Sql } from 'postgres';

@@ -37,7 +37,7 @@ export interface EscrowLeaseOptions {
   readonly escrowId: bigint;
   /**
    * The Redis key, when the lease is not an escrow's: the controller's leader lease (one active
-   * controller, issue 12) is the same compare-and-set lease with its own key. Default
+   * controller) is the same compare-and-set lease with its own key. Default
    * keys.escrowLease(escrowId).
    */
   readonly key?: string;

@@ -6,9 +6,9 @@
 //         leaves this process once the lease may have expired (§2.1).
 // lost:   lease lost or session faulted with `ownership_lost` → out of routing at once, the entry is
 //         removed (another claim may start), the session is closed in the background.
-// fault:  any other fault (divergence, every host rejected a fresh diff, corrupt store: issue 8
-//         "breakers") → pool status `faulted` with the cause, logged, closed, lease released; the
-//         claim loop never re-claims a faulted escrow.
+// fault:  any other fault (a breaker: divergence, every host rejected a fresh diff, corrupt store)
+//         → pool status `faulted` with the cause, logged, closed, lease released; the claim loop
+//         never re-claims a faulted escrow.
 // drain:  no new requests, in-flight requests with their receipt/meta tails and pending saves
 //         finish (UserSession.drain), then the lease is released so the controller can take the
 //         escrow for finalize (§2.6).
@@ -130,7 +130,7 @@ export interface OwnedEscrowInfo {
   readonly fencingToken: bigint | undefined;
   readonly nonce: bigint | undefined;
   readonly inFlight: number;
-  /** Routing inputs for the proxy (issue 11 §5): absent while the session is opening. */
+  /** Routing inputs for the proxy: absent while the session is opening. */
   readonly routable: boolean;
   readonly canStart: boolean;
   readonly balance: bigint | undefined;
@@ -139,13 +139,13 @@ export interface OwnedEscrowInfo {
   readonly feePerNonce: bigint | undefined;
   readonly maxTokensFloor: bigint | undefined;
   /**
-   * Issue 9 §3 (devshard dominant-hosts.ts): hosts of the group holding ≥ N − vote_threshold slots
-   * (they cannot be outvoted), and those of them blocked after a refusal or timeout (their nonces are
+   * Hosts of the group holding ≥ N − vote_threshold slots (they cannot be outvoted; devshard
+   * dominant-hosts.ts), and those of them blocked after a refusal or timeout (their nonces are
    * burned fee-only). 0 while the session is opening.
    */
   readonly dominantHosts: number;
   readonly blockedHosts: number;
-  /** Issue 9 §2 (devshard served-bytes.ts): served-bytes verdicts summed over the escrow's hosts. */
+  /** Served-bytes verdicts summed over the escrow's hosts (devshard served-bytes.ts). */
   readonly served: Readonly<ServedCounts>;
   /** Slots per participant (cold address) of the escrow's group; undefined while opening. */
   readonly slotCount: ReadonlyMap<string, number> | undefined;
@@ -422,7 +422,7 @@ export class OwnedSessions implements ClaimTarget {
       return;
     }
     if (error.code === SessionErrorCode.Draining || error.code === SessionErrorCode.Closed) return;
-    // A breaker (issue 8 §6): no further nonce; out of routing with the cause; an operator looks.
+    // A breaker: no further nonce; out of routing with the cause; an operator looks.
     this.#o.log?.error({ escrowId: id.toString(), code: error.code, err: error }, 'escrow session faulted');
     const cause = error.message.slice(0, 500);
     const leaseValue = e.lease.value;
@@ -522,7 +522,7 @@ export class OwnedSessions implements ClaimTarget {
             await s.checkTimeouts();
             const idle = performance.now() - e.lastRequestAt >= (this.#o.flushIdleMs ?? 10_000);
             if (idle && s.inFlight === 0 && s.pendingTxCount > 0) await s.flush();
-            // Host progress and signatures wait for the next diff's statement (issue 10); an idle
+            // Host progress and signatures wait for the next diff's statement; an idle
             // escrow stores them on their own, so they wait at most flushIdleMs.
             else if (idle && s.hasWaitingWrites) await s.saveWaitingWrites();
           } catch (error) {
@@ -540,7 +540,7 @@ export class OwnedSessions implements ClaimTarget {
   }
 }
 
-/** Routing inputs from the session's billing guards (issue 9 §2, §3); all zero while opening. */
+/** Routing inputs from the session's billing guards; all zero while opening. */
 function hostQuality(
   session: UserSession | undefined,
 ): Pick<OwnedEscrowInfo, 'dominantHosts' | 'blockedHosts' | 'served'> {

@@ -1,8 +1,8 @@
-// Issue 8 "a connection dropped after COMMIT causes no second signature": the append's COMMIT is
-// applied but its reply is lost. The store must then fail with an error that is not a
-// SessionStoreError (the outcome is unknown, so the caller must not treat it as refused and re-sign),
-// and repeating the identical append must succeed as a no-op, while any other diff for that nonce
-// (what a second signature would be) is refused.
+// A connection dropped after COMMIT causes no second signature (architecture §2 item 3): the
+// append's COMMIT is applied but its reply is lost. The store must then fail with an error that is
+// not a SessionStoreError (the outcome is unknown, so the caller must not treat it as refused and
+// re-sign), and repeating the identical append must succeed as a no-op, while any other diff for
+// that nonce (what a second signature would be) is refused.
 import { txOf } from '@gonka-gateway/devshard';
 import { isSessionStoreError, type SessionRecord, type StoredDiff } from '@gonka-gateway/devshard/session';
 import { createTestDatabase, type TestDatabase } from '@gonka-gateway/shared/testing';

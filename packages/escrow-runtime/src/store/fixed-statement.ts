@@ -1,7 +1,7 @@
 // Statements of the store's hot writes, written once with named parameters and sent with
 // `sql.unsafe(text, values, { prepare: true })`. postgres.js rebuilds the text of a tagged template
 // from its pieces on every call, and makes a Query of each nested fragment: ~30–60 µs of the
-// proxy's CPU per chat request for the write-ahead and the Confirm/Finish save (issue 10). The
+// proxy's CPU per chat request for the write-ahead and the Confirm/Finish save. The
 // values are typed by the same inference as a tagged template's, in the same order, so Postgres
 // receives the same prepared statement and the same Bind.
 import type { ParameterOrJSON } from 'postgres';

@@ -220,8 +220,8 @@ export class PostgresSessionStore implements SessionStore {
       if (await this.#appendIfNext(escrowId, diff, fencingToken, writes)) return;
       await this.#appendLocked(escrowId, diff, fencingToken, writes);
     } catch (error) {
-      // The head row orders appenders, so a duplicate key here means a second writer slipped past
-      // it (it cannot today); report it as the conflict it is rather than a driver error.
+      // The head row orders appenders, so a duplicate key here would mean a second writer slipped
+      // past it (none can); report it as the conflict it is rather than a driver error.
       if (sqlState(error) === UNIQUE_VIOLATION)
         throw new SessionStoreError(SessionStoreErrorCode.NonceConflict, `nonce ${diff.nonce} taken`);
       throw error;

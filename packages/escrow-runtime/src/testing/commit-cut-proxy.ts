@@ -1,4 +1,4 @@
-// A TCP proxy in front of Postgres that produces the ambiguous commit of issue 8: a transaction's
+// A TCP proxy in front of Postgres that produces an ambiguous commit: a transaction's
 // commit reaches the server and is applied, then the connection is cut before the server's reply
 // reaches the client, which therefore cannot know whether its write is durable. It reads the wire
 // protocol (frontend/backend messages, no TLS) only to find the chosen statement and the server's

@@ -1,6 +1,6 @@
 // An "owner node" for the multi-process ownership tests: the ownership runtime of one replica (lease,
 // claim loop, owned sessions on the Postgres store) behind a minimal HTTP endpoint that runs one
-// inference on an owned escrow and streams it. The real proxy (a later issue) replaces the endpoint;
+// inference on an owned escrow and streams it. The real proxy (apps/proxy) takes the endpoint's place;
 // the runtime underneath is the same.
 //
 //   GET  /owned                 → [{escrowId, modelId, state, fencingToken, nonce, inFlight}]

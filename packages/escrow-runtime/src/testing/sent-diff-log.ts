@@ -1,7 +1,7 @@
 // A HostTransport wrapper that appends every diff it is about to send (chat and verify-timeout) to a
 // file, synchronously and before the request leaves, so a test can check across processes — even
 // ones killed with SIGKILL — that no nonce of an escrow was ever sent with two different signatures
-// (issue 8 §8: every diff a host received equals its stored row).
+// (architecture §2 item 3: every diff a host received equals its stored row).
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import type { DiffWire, InferenceRequestWire } from '@gonka-gateway/devshard';
 import {

@@ -29,7 +29,7 @@ export function createFastify(
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // A callback hook: it runs on every answer, and an async one costs a promise each (issue 10).
+  // A callback hook: it runs on every answer, and an async one costs a promise each.
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
     done(null, payload);

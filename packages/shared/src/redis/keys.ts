@@ -40,7 +40,7 @@ export function redisKeys(prefix: string) {
     /** In-flight request count of one escrow across replicas. */
     escrowInFlight: (escrowId: bigint) => k(`inflight:escrow:${escrowId}`),
     /**
-     * Per stored API key (issue 14), touched only by the admission script (apps/proxy/src/chat/
+     * Per stored API key, touched only by the admission script (apps/proxy/src/chat/
      * admission.ts): requests and tokens of the last minute (zset ticket → time; hash ticket →
      * tokens), requests in flight (zset ticket → expiry), budget reservations in flight (zset ticket
      * → expiry; hash ticket → ngonka) and the spend counter of one budget period (ngonka).
@@ -54,7 +54,7 @@ export function redisKeys(prefix: string) {
     keySpend: (keyId: string, periodTag: string) => k(`key:${keyId}:spend:${periodTag}`),
     /**
      * Hash: where the chain is (epoch, phase, PoC state, blocks to the epoch switch), written by the
-     * controller's chain-phase job for the proxies (issue 12 "chain phase").
+     * controller's chain-phase job for the proxies.
      */
     chainPhase: k('chain:phase'),
     /** Pub/sub channel announcing an epoch or phase change (payload: `epoch/phase`). */

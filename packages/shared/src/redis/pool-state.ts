@@ -4,7 +4,7 @@
 
 /**
  * `faulted`: the owner's session stopped composing (divergence, every host rejected a fresh diff, a
- * corrupt store; issue 8 "breakers"); out of routing until an operator acts, `cause` says why.
+ * corrupt store: a breaker tripped); out of routing until an operator acts, `cause` says why.
  */
 export const POOL_STATUSES = [
   'active',

@@ -1,4 +1,4 @@
-// A stored API key's budget counter of one period (issue 14; keys.keySpend) moved by a correction:
+// A stored API key's budget counter of one period (keys.keySpend) moved by a correction:
 // a usage record whose cost became the real one (the proxy's cost reconciler, the controller's
 // escrow reconciliation). Only a counter that exists moves: a missing one is seeded from the ledger
 // by the next admission, and the ledger already holds the corrected cost.

@@ -1,4 +1,4 @@
-// Private keys given in a request body are kept only encrypted (issue 12, GATEWAY_ENCRYPTION_KEY):
+// Private keys given in a request body are kept only encrypted (GATEWAY_ENCRYPTION_KEY):
 // AES-256-GCM with a fresh 12-byte IV per value; stored as iv ‖ tag ‖ ciphertext. The tag makes a
 // wrong key or a tampered blob fail loudly instead of yielding a different private key. The controller
 // seals (escrows.signer_key_encrypted) and the proxies' ownership runtime opens, so both share this one

@@ -1,4 +1,4 @@
-// UTC calendar periods of budgets (issue 14): where a day, an ISO week and a month start and end.
+// UTC calendar periods of budgets: where a day, an ISO week and a month start and end.
 import { describe, expect, it } from 'vitest';
 import { budgetPeriodOf } from './budget-period.js';
 

@@ -1,4 +1,4 @@
-// Which budget period a moment falls in (issue 14 "budget_period: daily | weekly | monthly | total"),
+// Which budget period a moment falls in (budget_period: daily | weekly | monthly | total),
 // shared by the proxy (which Redis spend counter a request charges) and the controller (the spend a
 // key listing shows). Periods are UTC calendar periods: a day from 00:00, an ISO week from Monday
 // 00:00, a month from the 1st; `total` never ends.
