@@ -5,6 +5,7 @@
 // 200 or a 4xx OpenAI JSON error: never a 5xx, a reset connection, a stack trace or a secret; and
 // the escrow's nonce moves only for a 200 (apps/proxy README "Request policy"). 200 requests run in
 // a few seconds; FUZZ_RUNS=3000 searches longer.
+import { RULED_CHAT_PARAMETERS } from '@gonka-gateway/shared';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -36,31 +37,8 @@ interface Sent {
   readonly contentType: string | undefined;
 }
 
-const KNOWN = [
-  'model',
-  'messages',
-  'max_tokens',
-  'max_completion_tokens',
-  'stream',
-  'stream_options',
-  'n',
-  'temperature',
-  'top_p',
-  'frequency_penalty',
-  'presence_penalty',
-  'logit_bias',
-  'logprobs',
-  'top_logprobs',
-  'stop',
-  'seed',
-  'user',
-  'metadata',
-  'tools',
-  'tool_choice',
-  'parallel_tool_calls',
-  'response_format',
-  'chat_template_kwargs',
-] as const;
+/** Every parameter the proxy has a rule for, and the one it passes through unruled. */
+const KNOWN = [...RULED_CHAT_PARAMETERS, 'chat_template_kwargs'];
 const MESSAGE_FIELDS = ['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'extra'] as const;
 
 /** Strings of every kind: any code point (lone surrogates too), graphemes, control characters. */
