@@ -11,7 +11,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createChainClient, PrivateKey } from '@gonka-gateway/chain';
-import { GNK, QWEN_MODEL, startDevnet } from '@gonka-gateway/devnet';
+import { devnetOptionsFromEnv, GNK, QWEN_MODEL, startDevnet } from '@gonka-gateway/devnet';
 import { chatSnippets, formatChatSnippets } from './chat-snippets.js';
 import { ensureDemoEscrow } from './demo-escrow.js';
 import { loadOrCreateDevEnv } from './dev-env.js';
@@ -61,7 +61,9 @@ say('starting the devnet…');
 const devnet = await startDevnet({
   // DEVNET_PORTS=ephemeral lets tests (and a second demo) run beside the default ports.
   ports: env.DEVNET_PORTS === 'ephemeral' ? 'ephemeral' : 'default',
-  blockIntervalMs: Number(env.DEVNET_BLOCK_INTERVAL_MS ?? 1000),
+  // DEVNET_BLOCK_INTERVAL_MS, DEVNET_EPOCH_LENGTH, DEVNET_EXECUTION_TIMEOUT, DEVNET_MAX_NONCE
+  // (devnet env-options.ts).
+  ...devnetOptionsFromEnv(env),
   env: { DEVSHARD_PRIVATE_KEY: secrets.DEVSHARD_PRIVATE_KEY! },
 });
 

@@ -161,12 +161,20 @@ describe('OwnedSessions', () => {
         replicaId: 'r1',
         token: first.fencingToken,
       });
-      expect(await pool(id)).toMatchObject({ owner: 'r1', status: 'active', modelId: QWEN_MODEL, nonce: 0n });
+      expect(await pool(id)).toMatchObject({
+        owner: 'r1',
+        status: 'active',
+        modelId: QWEN_MODEL,
+        nonce: 0n,
+        reserved: 0n,
+      });
       expect(owned.pick(QWEN_MODEL)).toBe(id);
 
       const result = await owned.infer(id, input('progress'));
       expect(result).toMatchObject({ status: 'completed', finished: true });
       await expect.poll(async () => (await pool(id))?.nonce).toBe(result.nonce);
+      // In-flight reservations are published with the progress (the balance check's holds).
+      expect(typeof (await pool(id))?.reserved).toBe('bigint');
 
       // Redis loses the lease (FLUSHALL, failover): out of routing before any renewal could say so.
       await t.redis.del(keys.escrowLease(id));

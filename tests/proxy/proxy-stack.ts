@@ -72,8 +72,14 @@ export class ProxyStack {
     this.keys = redisKeys(redis.prefix);
   }
 
-  /** Devnet, database (settings bootstrapped) and `count` escrows (5 GNK, Qwen) registered active. */
-  static async start(count: number, options: { redis?: TestRedis } = {}): Promise<ProxyStack> {
+  /**
+   * Devnet, database (settings bootstrapped) and `count` escrows (5 GNK, Qwen) registered active,
+   * escrow i at `tokenPrices[i]` when given (createRegisteredEscrows).
+   */
+  static async start(
+    count: number,
+    options: { redis?: TestRedis; tokenPrices?: readonly bigint[] } = {},
+  ): Promise<ProxyStack> {
     const [gateway, db, redis] = await Promise.all([
       Gateway.start(),
       createTestDatabase(),
@@ -81,7 +87,7 @@ export class ProxyStack {
     ]);
     const storeSql = postgres(db.url, { max: 4, onnotice: () => {} });
     const store = new PostgresSessionStore(storeSql);
-    const escrows = await createRegisteredEscrows(gateway, store, db.sql, count);
+    const escrows = await createRegisteredEscrows(gateway, store, db.sql, count, options.tokenPrices);
     const stack = new ProxyStack(gateway, db, redis, storeSql, escrows);
     await bootstrapSettings(db.db, loadConfig(stack.env('bootstrap', 0)));
     return stack;

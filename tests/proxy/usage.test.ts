@@ -1,10 +1,19 @@
 // The usage ledger end to end (docs/keys-and-usage.md, "The usage ledger"): requests through one
 // proxy replica on the devnet land in usage_records once each, through the Redis stream and the
 // replica's consumer group, and each row's cost becomes final and equal to what settlement bills
-// for its nonce (the ledger recomputed from the stored diffs, tests/devshard-devnet/ledger.ts).
+// for its nonce (the ledger recomputed from the stored diffs, tests/devshard-devnet/ledger.ts). A
+// request a forced settle cuts is recorded with the cause. The cut drains the escrow: it runs last.
+import { orderEscrowCut } from '@gonka-gateway/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerOf } from '../devshard-devnet/ledger.js';
-import { type InProcessReplica, ProxyStack, QWEN_MODEL, waitFor } from './proxy-stack.js';
+import {
+  ADMIN_KEY,
+  type InProcessReplica,
+  ProxyStack,
+  QWEN_MODEL,
+  type StatusBody,
+  waitFor,
+} from './proxy-stack.js';
 
 let stack: ProxyStack;
 let replica: InProcessReplica;
@@ -103,4 +112,47 @@ describe('usage records', () => {
     expect(billed).toBe(charged);
     expect(ledger.inferences.size).toBe(requestIds.length);
   }, 60_000);
+
+  it('a request a forced settle cuts is answered 503 and its record says why: cancelled, cut_settle_forced', async () => {
+    const devnet = stack.gateway.devnet;
+    const escrow = stack.escrows[0]!;
+    // Every host holds its next answer back after the receipt: the request stays in flight.
+    for (const p of devnet.participants)
+      await devnet.devshardHosts.setFault(p.address, { mode: 'slow', firstTokenMs: 60_000, remaining: 1 });
+    try {
+      const asked = fetch(`${replica.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: QWEN_MODEL,
+          messages: [{ role: 'user', content: 'Cut me off' }],
+          max_tokens: 48,
+          stream: true,
+        }),
+      });
+      const inFlight = async () =>
+        ((await (await fetch(`${replica.url}/v1/status`)).json()) as StatusBody).runtimes[0]?.in_flight;
+      await waitFor('the request in flight', async () => ((await inFlight()) ?? 0) >= 1);
+      // What a forced settle does first (controller escrow/finalize.ts): the cut order, then the drain.
+      await orderEscrowCut(stack.redis.redis, stack.keys, escrow.id);
+      await stack.storeSql`update escrows set state = 'draining' where escrow_id = ${escrow.id.toString()}`;
+      const res = await asked;
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('service_unavailable');
+      const requestId = res.headers.get('x-request-id')!;
+      await waitFor(
+        'its usage row',
+        async () =>
+          (await stack.storeSql`select 1 from usage_records where request_id = ${requestId}`).length === 1,
+      );
+      const [row] = await stack.storeSql`
+        select status, attempts from usage_records where request_id = ${requestId}`;
+      expect(row).toMatchObject({
+        status: 503,
+        attempts: [{ outcome: 'cancelled', error: 'cut_settle_forced', escrow_id: escrow.id.toString() }],
+      });
+    } finally {
+      await devnet.devshardHosts.clearFaults();
+    }
+  }, 30_000);
 });

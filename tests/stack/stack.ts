@@ -64,6 +64,8 @@ export interface StackOptions {
   redisUrl?: string;
   /** Epoch schedule overrides (default: 4 000-block epochs). */
   epoch?: DevnetOptions['epoch'];
+  /** Block timer (default 50 ms) and chain param edits of the devnet. */
+  devnet?: Pick<DevnetOptions, 'blockIntervalMs' | 'params'>;
   /** Extra variables for every process (e.g. GATEWAY_ROTATION_TICK_MS). */
   env?: Record<string, string>;
 }
@@ -91,6 +93,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     blockIntervalMs: 50,
     env: {},
     epoch: options.epoch ?? { epochLength: 4_000 },
+    ...options.devnet,
   });
   const privateRedis = (url: string): TestRedis => {
     const redis = openRedis(url, { name: 'stack-test' });

@@ -1,6 +1,8 @@
 // What runCli needs from its process, passed in so tests drive the CLI in-process.
 export interface CliWriter {
   write(chunk: string): unknown;
+  /** A terminal (process.stdout/stderr set it): progress may redraw a line. */
+  readonly isTTY?: boolean;
 }
 
 export interface CliIo {

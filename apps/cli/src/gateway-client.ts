@@ -42,6 +42,67 @@ export interface GatewayResponse {
   body: Record<string, unknown>;
 }
 
+/** A status of 300 or more as a CliFailure carrying the gateway's message. */
+function failureOf(method: string, path: string, status: number, text: string): CliFailure {
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {}
+  const error = parsed.error as { message?: string; code?: string } | undefined;
+  return new CliFailure(
+    `${method} ${path}: HTTP ${status}${error?.code ? ` ${error.code}` : ''}: ${error?.message ?? text}`,
+  );
+}
+
+/**
+ * One request whose answer is NDJSON (the batch settle): each line is parsed and handed to `onLine`
+ * as it arrives. No overall timeout: the gateway ends the stream once its work is done.
+ */
+export async function streamGateway(
+  io: CliIo,
+  base: string,
+  key: string,
+  method: string,
+  path: string,
+  body: object,
+  onLine: (line: Record<string, unknown>) => void,
+): Promise<void> {
+  const doFetch = io.fetch ?? fetch;
+  let res: Response;
+  try {
+    res = await doFetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new CliFailure(`gateway at ${base} not reachable: ${(err as Error).message}`);
+  }
+  if (res.status >= 300 || !res.body) throw failureOf(method, path, res.status, await res.text());
+  const decoder = new TextDecoder();
+  let pending = '';
+  const take = (text: string) => {
+    pending += text;
+    for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
+      const line = pending.slice(0, at).trim();
+      pending = pending.slice(at + 1);
+      if (line !== '') onLine(JSON.parse(line) as Record<string, unknown>);
+    }
+  };
+  const reader = res.body.getReader();
+  for (;;) {
+    let read: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      read = await reader.read();
+    } catch (err) {
+      throw new CliFailure(`${method} ${path}: the answer broke off: ${(err as Error).message}`);
+    }
+    if (read.done) break;
+    take(decoder.decode(read.value, { stream: true }));
+  }
+  take(`${decoder.decode()}\n`);
+}
+
 /** One JSON request; a status of 300 or more is a CliFailure carrying the gateway's message. */
 export async function callGateway(
   io: CliIo,
@@ -67,17 +128,12 @@ export async function callGateway(
     throw new CliFailure(`gateway at ${base} not reachable: ${(err as Error).message}`);
   }
   const text = await res.text();
+  if (res.status >= 300) throw failureOf(method, path, res.status, text);
   let parsed: Record<string, unknown> = {};
   try {
     parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   } catch {
     parsed = { text };
-  }
-  if (res.status >= 300) {
-    const error = parsed.error as { message?: string; code?: string } | undefined;
-    throw new CliFailure(
-      `${method} ${path}: HTTP ${res.status}${error?.code ? ` ${error.code}` : ''}: ${error?.message ?? text}`,
-    );
   }
   return { status: res.status, body: parsed };
 }

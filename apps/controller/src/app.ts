@@ -24,6 +24,7 @@ import { hostsRoutes } from './admin/hosts-routes.js';
 import { keysRoutes } from './admin/keys-routes.js';
 import { requestsRoutes } from './admin/requests-routes.js';
 import { settingsRoutes } from './admin/settings-routes.js';
+import { settleRoutes } from './admin/settle-routes.js';
 import { usageRoutes } from './admin/usage-routes.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
 import { createControllerMetrics } from './controller-metrics.js';
@@ -91,6 +92,10 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     storageDir: deps.config.storageDir,
     controllerId: `controller-${randomUUID().slice(0, 8)}`,
     drainWaitMs: deps.drainWaitMs ?? 30_000,
+    settleTiming: {
+      tickMs: deps.config.controller.rotationTickMs,
+      marginMs: deps.config.controller.settleMarginMs,
+    },
     metrics: createControllerMetrics(deps.registry),
   });
   const jobs = await startControllerJobs(ctx, {
@@ -118,7 +123,8 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
       jobs,
       waitMs: deps.createWaitMs ?? poll.timeoutMs + 15_000,
     });
-    await admin.register(devshardsRoutes, { ctx, jobs });
+    await admin.register(devshardsRoutes, { ctx });
+    await admin.register(settleRoutes, { ctx, jobs });
     await admin.register(settingsRoutes, {
       ctx,
       // Rotation switched on (or changed) acts now, not at the next scheduled tick (spec §3.4).

@@ -38,6 +38,11 @@ export interface ControllerContext {
   metrics?: ControllerMetrics;
   /** How long finalize waits for the owner to drain and release before answering 409 (default 30 s). */
   drainWaitMs: number;
+  /**
+   * Settle-window timing (upkeep/retire-by.ts): the rotation tick period (GATEWAY_ROTATION_TICK_MS)
+   * and the room kept for finalize and the settle tx (GATEWAY_SETTLE_MARGIN_MS); defaults when unset.
+   */
+  settleTiming?: { tickMs: number; marginMs: number };
 }
 
 export function createControllerContext(

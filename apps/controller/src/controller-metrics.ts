@@ -11,6 +11,8 @@ export interface ControllerMetrics {
   rotationEvents: Counter<'marker'>;
   /** Reads answered from a stored copy because the chain REST or the node did not answer (label `what`). */
   storedCopies: Counter<'what'>;
+  /** Unsettled escrows past their retire-by height, a closed settle window included (upkeep/retire-by.ts). */
+  escrowsPastRetireBy: Gauge;
 }
 
 export function createControllerMetrics(registry: Registry): ControllerMetrics {
@@ -33,5 +35,10 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
       registers: [registry],
     }),
     storedCopies: storedCopyCounter(registry),
+    escrowsPastRetireBy: new Gauge({
+      name: `${METRIC_PREFIX}escrows_past_retire_by`,
+      help: 'Unsettled escrows past their retire-by height (settle window close − execution_timeout − margin − one tick), a closed window included; set by each rotation tick.',
+      registers: [registry],
+    }),
   };
 }

@@ -5,6 +5,8 @@ import {
   installGracefulShutdown,
   loadConfig,
   redisKeys,
+  summarizeClosedWindows,
+  writeSettleWindowSummary,
 } from '@gonka-gateway/shared';
 import {
   createTestDatabase,
@@ -51,6 +53,22 @@ describe('proxy app', () => {
       capacity_weight: '16',
       balance_estimate: '5000000000',
       nonce: '7',
+      // Its owner knows the escrow's max_nonce: routing stops at 1,000,000 − 17 − 200.
+      nonce_ceiling: '1000000',
+      routing_stop: '999783',
+      owner: 'replica-a',
+      updated_at_ms: '1',
+    });
+    // Held: below the serving minimum until its in-flight reservations resolve (not routed).
+    await redis.redis.sadd(keys.poolModel('model-a'), '43');
+    await redis.redis.hset(keys.poolEscrow(43n), {
+      escrow_id: '43',
+      model_id: 'model-a',
+      status: 'held',
+      capacity_weight: '16',
+      balance_estimate: '400000',
+      reserved: '3000000',
+      nonce: '9',
       owner: 'replica-a',
       updated_at_ms: '1',
     });
@@ -62,9 +80,52 @@ describe('proxy app', () => {
       mode: 'pool',
       checks: { postgres: true, redis: true },
       runtimes: [],
-      capacity: { models: { 'model-a': { escrows: 1, active: 1, capacity_weight: 16 } } },
-      devshards: [{ escrow_id: '42', nonce: '7', balance_estimate: '5000000000', owner: 'replica-a' }],
+      capacity: { models: { 'model-a': { escrows: 2, active: 1, held: 1, capacity_weight: 16 } } },
       active_requests: 0,
+    });
+    const devshards = (res.json().devshards as { escrow_id: string }[]).sort((a, b) =>
+      a.escrow_id.localeCompare(b.escrow_id),
+    );
+    expect(devshards).toMatchObject([
+      {
+        escrow_id: '42',
+        nonce: '7',
+        nonce_ceiling: '1000000',
+        routing_stop: '999783',
+        balance_estimate: '5000000000',
+        reserved: '0',
+        owner: 'replica-a',
+      },
+      // No ceiling read yet: the stop of the protocol's default max_nonce.
+      {
+        escrow_id: '43',
+        status: 'held',
+        nonce_ceiling: null,
+        routing_stop: '19800',
+        balance_estimate: '400000',
+        reserved: '3000000',
+      },
+    ]);
+    await app.close();
+  });
+
+  it('lists on /v1/status the escrows whose settle window closed unsettled (the controller writes them)', async () => {
+    const keys = redisKeys(redis.prefix);
+    const app = await build();
+    await redis.redis.del(keys.settleWindowClosed);
+    expect((await app.inject({ method: 'GET', url: '/v1/status' })).json().settle_window_closed).toBeNull();
+    const escrow = {
+      escrow_id: '7',
+      model_id: 'model-a',
+      amount: '5000000000',
+      epoch_index: '3',
+      state: 'finalized',
+    };
+    await writeSettleWindowSummary(redis.redis, keys, summarizeClosedWindows([escrow], 1_000));
+    expect((await app.inject({ method: 'GET', url: '/v1/status' })).json().settle_window_closed).toEqual({
+      escrows: [escrow],
+      total_amount: '5000000000',
+      updated_at: new Date(1_000).toISOString(),
     });
     await app.close();
   });

@@ -244,7 +244,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   await app.register(disabledMode, { settings });
   await app.register(metricsRoute, { registry: deps.registry });
   await app.register(healthRoutes, { infra, pool, settings });
-  await app.register(statusRoute, { config, infra, pool, sessions, admission });
+  await app.register(statusRoute, { config, infra, pool, sessions, admission, versions: ownership.versions });
   await app.register(modelsRoute, { pool, settings });
   await app.register(chatRoutes, {
     sessions,

@@ -33,7 +33,14 @@ const SESSION: Record<SessionErrorCode, Mapped> = {
   [SessionErrorCode.Draining]: m('no_escrow_available', 'the escrow is draining', true),
   [SessionErrorCode.ClientAborted]: m('invalid_request', 'the client went away', false),
   [SessionErrorCode.DiffRejected]: m('upstream_error', 'the hosts refused the request', true),
-  [SessionErrorCode.InsufficientBalance]: m('no_escrow_available', 'no escrow can fund this request', true),
+  // Depleted: no request fits on this escrow; another escrow of the model may serve it.
+  [SessionErrorCode.InsufficientBalance]: m('no_escrow_available', 'the escrow is depleted', true),
+  // This request is too big for this escrow (not depleted): the next escrow of the model may fund it.
+  [SessionErrorCode.RequestExceedsEscrow]: m(
+    'insufficient_escrow_funds',
+    'the escrow cannot fund this request; lower max_tokens or retry later',
+    true,
+  ),
   [SessionErrorCode.NonceLimit]: m('no_escrow_available', 'the escrow reached its nonce limit', true),
   [SessionErrorCode.MaxTokensBelowFloor]: m(
     'invalid_request',

@@ -104,13 +104,21 @@ export function createProxyMetrics(
     labelNames: ['escrow_id'] as const,
     registers,
   });
+  const escrowRoutingStop = new Gauge({
+    name: `${METRIC_PREFIX}escrow_routing_stop`,
+    help: 'Nonce at which each escrow this replica owns leaves routing: max_nonce − (N + 1) − 200, 19,800 while its max_nonce is unknown.',
+    labelNames: ['escrow_id'] as const,
+    registers,
+  });
   const refreshEscrows = () => {
     escrowBalance.reset();
     escrowNonce.reset();
+    escrowRoutingStop.reset();
     for (const e of owned()) {
       const escrow_id = e.escrowId.toString();
       if (e.balance !== undefined) escrowBalance.set({ escrow_id }, Number(e.balance));
       if (e.nonce !== undefined) escrowNonce.set({ escrow_id }, Number(e.nonce));
+      if (e.routingStop !== undefined) escrowRoutingStop.set({ escrow_id }, Number(e.routingStop));
     }
   };
   // The session's billing guards, fed from OwnedSessions' onSessionEvent. Labels stay
@@ -167,6 +175,7 @@ export function createProxyMetrics(
     hostReceipt,
     escrowBalance,
     escrowNonce,
+    escrowRoutingStop,
     servedBytes,
     dominantHostBlocks,
     onSessionEvent,

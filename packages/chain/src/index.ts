@@ -174,6 +174,8 @@ export {
   DEFAULT_TX_GAS_LIMIT,
   type FeeInput,
   gasPriceFor,
+  isFeeExempt,
+  listedInEnabledGroup,
 } from './tx/fees.js';
 export {
   MSG_SEND,

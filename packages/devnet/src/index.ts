@@ -17,6 +17,7 @@ export {
   type DevnetParticipant,
   startDevnet,
 } from './devnet.js';
+export { devnetOptionsFromEnv } from './env-options.js';
 export {
   type BroadcastFault,
   type BroadcastFaultMode,

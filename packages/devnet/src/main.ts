@@ -1,16 +1,20 @@
 // `pnpm devnet`: runs a devnet on the default ports until SIGINT/SIGTERM and prints its endpoints,
 // chain id and dev accounts with their well-known (public!) private keys, like a local dev chain.
-// Environment: DEVNET_BLOCK_INTERVAL_MS (default 1000), DEVNET_HOST (default 127.0.0.1),
+// Environment: DEVNET_BLOCK_INTERVAL_MS (default 1000), DEVNET_EPOCH_LENGTH (blocks, default 200),
+// DEVNET_EXECUTION_TIMEOUT (seconds, default 1920), DEVNET_MAX_NONCE (default 1,000,000; both
+// env-options.ts), DEVNET_HOST (default 127.0.0.1),
 // DEVSHARD_PRIVATE_KEY (funded and allowlisted when set).
 import { startDevnet } from './devnet.js';
+import { devnetOptionsFromEnv } from './env-options.js';
 import { GNK } from './genesis.js';
 
-const blockIntervalMs = Number(process.env.DEVNET_BLOCK_INTERVAL_MS ?? 1000);
-const devnet = await startDevnet({ blockIntervalMs, host: process.env.DEVNET_HOST ?? '127.0.0.1' });
+const fromEnv = devnetOptionsFromEnv(process.env);
+const blockIntervalMs = fromEnv.blockIntervalMs ?? 1000;
+const devnet = await startDevnet({ ...fromEnv, host: process.env.DEVNET_HOST ?? '127.0.0.1' });
 
 const gnk = (n: bigint) => `${n / GNK}.${(n % GNK).toString().padStart(9, '0')} GNK`;
 const lines = [
-  `gonka devnet running — chain id ${devnet.chainId}, blocks every ${blockIntervalMs} ms`,
+  `gonka devnet running — chain id ${devnet.chainId}, blocks every ${blockIntervalMs} ms, epochs of ${devnet.chain.params().epoch.epochLength} blocks, execution_timeout ${devnet.chain.params().devshardEscrow.executionTimeout} s, max_nonce ${devnet.chain.params().devshardEscrow.maxNonce}`,
   `  chain REST   ${devnet.urls.chainRest}`,
   `  chain RPC    ${devnet.urls.chainRpc}`,
   `  public node  ${devnet.urls.node}   (chain REST at /chain-api, RPC at /chain-rpc, admin at /devnet/admin)`,

@@ -10,18 +10,9 @@
 // session itself retains: state, diff window, caches), then of the in-process hosts; what is left
 // above the baseline taken before setup is the in-memory store (every diff, payload, snapshot).
 //   pnpm --filter @gonka-gateway/devshard bench:session -- 1000 [requests] [--sealing]
-import { readFileSync } from 'node:fs';
 import type { UserSession } from '../src/session/user-session.js';
-import type { InProcessNetwork } from '../src/testing/in-process-hosts.js';
 import { request, setup } from '../src/testing/session-setup.js';
-
-function mainThreadNs(): number {
-  try {
-    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]!);
-  } catch {
-    return 0;
-  }
-}
+import { measureWindow, meterHosts, nextTurn } from './session-meter.js';
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const sealing = args.includes('--sealing');
@@ -49,52 +40,23 @@ let t: ReturnType<typeof setup> | undefined = setup({
     : { inferenceSealGraceNonces: 1_000_000_000n, inferenceSealGraceSeconds: 1_000_000_000n },
 });
 await t.init();
+const clock = t.clock;
 // The in-process hosts run on this thread: count their CPU apart (main thread and process).
-let hostMainNs = 0;
-let hostProcessUs = 0;
-let chat: InProcessNetwork['chat'] | undefined = t.net.chat.bind(t.net);
-t.net.chat = async (...a: Parameters<InProcessNetwork['chat']>) => {
-  const m0 = mainThreadNs();
-  const c0 = process.cpuUsage();
-  try {
-    return await chat!(...a);
-  } finally {
-    const c1 = process.cpuUsage(c0);
-    hostMainNs += mainThreadNs() - m0;
-    hostProcessUs += c1.user + c1.system;
-  }
-};
+const meter = meterHosts(t.net);
 let s: UserSession | undefined = await t.open({ maxNonce: 1_000_000n });
 gc?.();
 const rss0 = process.memoryUsage().rss;
 while (s.latestNonce < BigInt(target)) {
   await s.infer(request());
-  if (sealing) t.clock.advance(1);
+  if (sealing) clock.advance(1);
+  await nextTurn();
 }
 gc?.();
 const rssAtTarget = process.memoryUsage().rss;
 
-let main = 0;
-let cpu = 0;
-const hostMain0 = hostMainNs;
-const hostProcess0 = hostProcessUs;
-const wall: number[] = [];
-for (let i = 0; i < requests; i++) {
-  const input = request();
-  const h0 = t.net.hostMs;
-  const m0 = mainThreadNs();
-  const c0 = process.cpuUsage();
-  const w0 = performance.now();
-  await s.infer(input);
-  wall.push(performance.now() - w0 - (t.net.hostMs - h0));
-  const c1 = process.cpuUsage(c0);
-  main += mainThreadNs() - m0;
-  cpu += c1.user + c1.system;
-  if (sealing) t.clock.advance(1);
-}
-const hostMainUs = (hostMainNs - hostMain0) / 1_000 / requests;
-const hostUs = (hostProcessUs - hostProcess0) / requests;
-const sorted = wall.sort((a, b) => a - b);
+const cost = await measureWindow(s, t.net, meter, requests, () => {
+  if (sealing) clock.advance(1);
+});
 const live = s.state.inferences.size;
 const rssAfterRun = process.memoryUsage().rss;
 
@@ -107,7 +69,6 @@ const withoutSession = await retainedBytes();
 const store = t.store;
 const netRef = new WeakRef(t.net);
 t = undefined;
-chat = undefined;
 const storeOnly = await retainedBytes();
 const mb = (b: number) => Number((b / 2 ** 20).toFixed(1));
 console.log(
@@ -115,10 +76,7 @@ console.log(
     nonce: target,
     sealing,
     live,
-    sessionMainUs: Math.round(main / 1_000 / requests - hostMainUs),
-    sessionProcessUs: Math.round(cpu / requests - hostUs),
-    hostUs: Math.round(hostUs),
-    wallP50Ms: Number(sorted[Math.floor(sorted.length / 2)]!.toFixed(2)),
+    ...cost,
     rssGrowthMB: mb(rssAtTarget - rss0),
     rssAfterRunMB: mb(rssAfterRun),
     sessionMB: mb(all - withoutSession),

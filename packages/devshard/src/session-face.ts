@@ -12,16 +12,37 @@ export {
   encodeInferenceRequest,
   encodePayload,
 } from './json/wire.js';
+// Which approved runtime a new escrow binds to, and why none can be (§1, §12 #2).
+export {
+  describeProtocolVersions,
+  runtimeVersionFor,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type SupportedProtocolVersion,
+  supportedLineOf,
+  unservableVersionReason,
+  unsupportedProtocolReason,
+} from './protocol-versions.js';
 // The user-side session (§7): the session, its store contract, clock, events and errors; finalize (§8).
 export { DEFAULT_DIFF_WINDOW } from './session/diff-log.js';
 export { dominantHosts, dominantSlotCount, type HostRisk, isDominant } from './session/dominant-hosts.js';
-export { isSessionError, SessionError, SessionErrorCode } from './session/errors.js';
+export {
+  FundingError,
+  isFundingError,
+  isSessionError,
+  SessionError,
+  SessionErrorCode,
+} from './session/errors.js';
 export type { FinalizeOptions } from './session/finalize.js';
 export { CompletionPendingError, type FinalizeGateOptions, openInferences } from './session/finalize-gate.js';
 export type { FlushResult } from './session/flush.js';
 export type { RejectReason } from './session/host-tx-check.js';
-export type { InferenceHandlers, InferenceInput, InferenceResult } from './session/inference.js';
-export { type InferenceCost, inferenceCostOf, recordCost } from './session/inference-cost.js';
+export {
+  InferenceCut,
+  type InferenceHandlers,
+  type InferenceInput,
+  type InferenceResult,
+} from './session/inference.js';
+export { type InferenceCost, inferenceCostOf, recordCost, reservedTotal } from './session/inference-cost.js';
 export { InMemorySessionStore } from './session/memory-store.js';
 export { pendingKey } from './session/pending-queue.js';
 export {
@@ -33,7 +54,7 @@ export {
 } from './session/served-bytes.js';
 export { type Clock, systemClock } from './session/session-clock.js';
 export type { SessionEvent, TimeoutOutcomeKind } from './session/session-context.js';
-export { runtimeVersionFor, sessionRecordFromChain } from './session/session-record.js';
+export { escrowMaxNonce, sessionRecordFromChain } from './session/session-record.js';
 export type { SignatureCollectionOptions } from './session/signature-collection.js';
 export { DEFAULT_SNAPSHOT_EVERY } from './session/snapshots.js';
 export {

@@ -23,11 +23,18 @@ export {
   leaseValue,
   parseLeaseValue,
 } from './lease/escrow-lease.js';
+export {
+  ApprovedVersions,
+  type ApprovedVersionsOptions,
+  type ProtocolVersionsView,
+} from './owned/approved-versions.js';
+export { ChainMaxNonce, type ChainMaxNonceOptions } from './owned/chain-max-nonce.js';
 export { CreatorKeyError, creatorKeyFromEnv } from './owned/creator-key.js';
 export { HostDirectory, type HostDirectoryOptions, type StoredCopyUse } from './owned/host-directory.js';
 export {
   NotOwnedError,
   type OwnedEscrowInfo,
+  type OwnedInferenceResult,
   OwnedSessions,
   type OwnedSessionsOptions,
   type SessionTuning,

@@ -9,12 +9,20 @@ export const ERROR_TABLE = {
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   admin_key_required: { status: 401, type: 'authentication_error' },
+  /** The settler cannot pay the settle tx fee (controller escrow/settle-fee.ts): nothing was finalized. */
+  insufficient_funds: { status: 402, type: 'insufficient_funds' },
   forbidden: { status: 403, type: 'permission_error' },
   model_not_allowed: { status: 403, type: 'permission_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
   model_not_found: { status: 404, type: 'invalid_request_error' },
   escrow_not_found: { status: 404, type: 'invalid_request_error' },
   conflict: { status: 409, type: 'invalid_request_error' },
+  /**
+   * The chain's approved_versions hold no devshard protocol version this gateway speaks: nothing is
+   * signed or sent; it resolves when governance approves a supported version or the gateway is
+   * upgraded, so a retry alone does not help.
+   */
+  unsupported_protocol_version: { status: 409, type: 'invalid_request_error' },
   body_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },
@@ -25,6 +33,8 @@ export const ERROR_TABLE = {
   upstream_error: { status: 502, type: 'api_error' },
   chain_error: { status: 502, type: 'api_error' },
   no_escrow_available: { status: 503, type: 'api_error' },
+  /** No escrow of the model can fund this request's reservation (a smaller max_tokens may fit). */
+  insufficient_escrow_funds: { status: 503, type: 'api_error' },
   poc_active: { status: 503, type: 'api_error' },
   service_unavailable: { status: 503, type: 'api_error' },
   upstream_timeout: { status: 504, type: 'api_error' },

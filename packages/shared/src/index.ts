@@ -63,6 +63,7 @@ export {
   storedCopyCounter,
 } from './metrics.js';
 export { closeRedis, openRedis } from './redis/client.js';
+export { ESCROW_CUT_TTL_MS, escrowCutOrder, orderEscrowCut, SETTLE_FORCED_CUT } from './redis/escrow-cut.js';
 export {
   decodeHostHealth,
   HOST_COUNTERS,
@@ -78,7 +79,9 @@ export {
   writeHostHealth,
 } from './redis/host-health.js';
 export { type RedisKeys, redisKeys } from './redis/keys.js';
+export { nonceRoutingStop, ROUTING_MARGIN, UNKNOWN_CEILING_ROUTING_STOP } from './redis/nonce-routing.js';
 export {
+  DEPLETION_THRESHOLD,
   decodePoolState,
   encodePoolState,
   POOL_STATUSES,
@@ -86,6 +89,13 @@ export {
   PoolStateCodecError,
   type PoolStatus,
 } from './redis/pool-state.js';
+export {
+  type ClosedWindowEscrow,
+  readSettleWindowSummary,
+  type SettleWindowSummary,
+  summarizeClosedWindows,
+  writeSettleWindowSummary,
+} from './redis/settle-window-summary.js';
 export { adjustSpendCounter } from './redis/spend-counter.js';
 export { openSecret, SecretBoxError, sealSecret } from './secrets/secret-box.js';
 export { type Closable, installGracefulShutdown, type ShutdownOptions } from './service/graceful-shutdown.js';

@@ -72,6 +72,63 @@ describe('gwctl admin', () => {
     expect(polls).toBe(2);
   });
 
+  it('settle --ids streams the batch: one line per escrow, a summary, exit 1 when one failed', async () => {
+    const lines = [
+      { escrow_id: '3', ok: true, tx_hash: 'AB'.repeat(32), refund: '4990000000' },
+      { escrow_id: '4', ok: false, error: { code: 'not_found', message: 'escrow 4 is not registered' } },
+      { escrow_id: '5', ok: false, error: { code: 'already_settled', message: 'escrow 5 is settled' } },
+      { summary: { total: 3, settled: 1, already_settled: 1, failed: 1, codes: { not_found: 1 } } },
+    ];
+    server = await startFakeServer([
+      (r, res) => {
+        if (r.path !== '/v1/admin/devshards/settle') return false;
+        res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+        for (const line of lines) res.write(`${JSON.stringify(line)}\n`);
+        res.end();
+        return true;
+      },
+    ]);
+    const env = { DEVSHARD_ADMIN_API_KEY: ADMIN };
+    const run = await gwctl(['admin', 'settle', '--ids', '3,4,5', '--force', '--gateway-url', server.url], {
+      env,
+      // A terminal on stderr: the counter is redrawn there, the lines go to stdout.
+      stderr: { isTTY: true, write: () => true },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('escrow 3: settled (tx ABAB');
+    expect(run.stdout).toContain('refund 4990000000 ngonka (4.99 GNK)');
+    expect(run.stdout).toContain('escrow 4: not_found: escrow 4 is not registered');
+    expect(run.stdout).toContain('settled 1, already settled 1, failed 1 of 3 (not_found 1)');
+    expect(run.stderr).toContain('3/3 done, 1 failed');
+    expect(JSON.parse(String(server.requests[0]!.body))).toEqual({
+      private_key_env: 'DEVSHARD_PRIVATE_KEY',
+      escrow_ids: ['3', '4', '5'],
+      force: true,
+    });
+
+    const inactive = await gwctl(
+      ['admin', 'settle', '--all-inactive', '--json', '--gateway-url', server.url],
+      {
+        env,
+      },
+    );
+    expect(
+      inactive.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(lines);
+    expect(JSON.parse(String(server.requests[1]!.body))).toEqual({
+      private_key_env: 'DEVSHARD_PRIVATE_KEY',
+      filter: { inactive: true },
+    });
+    for (const argv of [['--ids', '3', '--model', 'm'], ['7', '--ids', '3'], ['--ids', '3,x'], []]) {
+      const refused = await gwctl(['admin', 'settle', ...argv, '--gateway-url', server.url], { env });
+      expect(refused.code, argv.join(' ')).toBe(2);
+    }
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("shows the gateway's error message; a missing admin key is a usage error naming the variable", async () => {
     server = await startFakeServer([
       (r, res) =>

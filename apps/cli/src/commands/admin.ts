@@ -1,7 +1,8 @@
 // `gwctl admin …`: the gateway's admin API (spec §4) from the operator's shell, with the admin key
 // read from DEVSHARD_ADMIN_API_KEY (--admin-key-env names another variable): list and show escrows,
 // create one (the controller signs with the key variable it is told, private_key_env), finalize,
-// settle (optionally waiting until the chain says settled), and set a model's access mode.
+// settle one (optionally waiting until the chain says settled) or many (settle-batch.ts), and set a
+// model's access mode.
 import { queryChainId } from '@gonka-gateway/chain';
 import type { Command } from 'commander';
 import { CliFailure, type CliIo, UsageError } from '../cli-io.js';
@@ -15,6 +16,7 @@ import {
   keyFromEnv,
 } from '../gateway-client.js';
 import { formatNgonka, printJson, printLines, table } from '../output.js';
+import { type BatchSettleOptions, isBatch, runBatchSettle } from './settle-batch.js';
 
 type AdminOptions = GlobalOptions & GatewayOptions;
 
@@ -38,6 +40,8 @@ function admin(command: Command, io: CliIo) {
   const key = keyFromEnv(io, opts.adminKeyEnv ?? 'DEVSHARD_ADMIN_API_KEY');
   return {
     opts,
+    base,
+    key,
     call: (method: string, path: string, body?: object) => callGateway(io, base, key, method, path, body),
   };
 }
@@ -134,22 +138,40 @@ export function registerAdmin(program: Command, io: CliIo): void {
     });
 
   group
-    .command('settle <id>')
+    .command('settle [id]')
     .description(
-      'settle an escrow on chain; the unused deposit returns to the creator (POST /v1/admin/devshards/{id}/settle)',
+      'settle an escrow on chain, or many (--ids, --all-inactive, --depleted, --model); the unused deposit returns to the creator (POST /v1/admin/devshards/{id}/settle, /v1/admin/devshards/settle)',
     )
     .option(
       '--private-key-env <name>',
       "the controller's variable holding the creator key",
       'DEVSHARD_PRIVATE_KEY',
     )
-    .option('--wait', 'poll until the escrow is settled')
+    .option('--force', 'cut requests in flight instead of waiting for them')
+    .option('--wait', 'poll until the escrow is settled (one escrow)')
     .option('--wait-timeout-ms <ms>', 'how long --wait polls', '120000')
-    .action(async (id: string, _o: unknown, command: Command) => {
-      const { opts, call } = admin(command, io);
-      const o = command.opts<{ privateKeyEnv: string; wait?: boolean; waitTimeoutMs: string }>();
+    .option('--ids <ids>', 'batch: these escrows (comma-separated)')
+    .option('--all-inactive', 'batch: every unsettled escrow whose routing is off')
+    .option('--depleted', 'batch: every unsettled escrow the balance check marked depleted')
+    .option('--model <id>', 'batch: only escrows of this model (alone: all of its unsettled escrows)')
+    .option('--batch-size <n>', 'batch: escrows settled at once (gateway default 4, at most 16)')
+    .action(async (id: string | undefined, _o: unknown, command: Command) => {
+      const { opts, base, key, call } = admin(command, io);
+      const o = command.opts<
+        BatchSettleOptions & { privateKeyEnv: string; wait?: boolean; waitTimeoutMs: string }
+      >();
+      if (isBatch(o)) {
+        if (id !== undefined) throw new UsageError('give an escrow id or a batch selection, not both');
+        if (o.wait) throw new UsageError('--wait is for one escrow; a batch reports each escrow as it ends');
+        return runBatchSettle(io, { base, key, json: opts.json === true }, o);
+      }
+      if (id === undefined)
+        throw new UsageError('name the escrow: an id, or --ids, --all-inactive, --depleted or --model');
       const path = `/v1/admin/devshards/${escrowId(id)}`;
-      const { body } = await call('POST', `${path}/settle`, { private_key_env: o.privateKeyEnv });
+      const { body } = await call('POST', `${path}/settle`, {
+        private_key_env: o.privateKeyEnv,
+        ...(o.force ? { force: true } : {}),
+      });
       if (!o.wait) {
         if (opts.json) return printJson(io.stdout, body);
         return printLines(io.stdout, [`settle queued: job ${body.job_id} (escrow ${id}, ${body.state})`]);

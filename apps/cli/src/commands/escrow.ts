@@ -16,6 +16,7 @@ import {
   queryLatestEpoch,
   querySpendableBalance,
 } from '@gonka-gateway/chain';
+import { unsupportedProtocolReason } from '@gonka-gateway/devshard/session';
 import type { Command } from 'commander';
 import { CliFailure, type CliIo, UsageError } from '../cli-io.js';
 import {
@@ -70,7 +71,10 @@ function escrowRows(e: DevshardEscrow): Array<[string, string]> {
   ];
 }
 
-/** Keeper create rules checkable before paying a fee (chain-and-network.md §2.6 Create 1, 3, 7). */
+/**
+ * Keeper create rules checkable before paying a fee (chain-and-network.md §2.6 Create 1, 3, 7), and a
+ * devshard protocol version this gateway speaks among approved_versions (devshard-protocol.md §1).
+ */
 function createPreflight(
   p: InferenceParams,
   creator: string,
@@ -80,6 +84,9 @@ function createPreflight(
 ): string[] {
   const e = p.devshardEscrow;
   const problems: string[] = [];
+  // This gateway could never serve the escrow: the deposit would wait for a settle by someone else.
+  const unsupported = unsupportedProtocolReason(e.approvedVersions);
+  if (unsupported) problems.push(unsupported);
   if (e.allowedCreatorAddresses.length > 0 && !e.allowedCreatorAddresses.includes(creator)) {
     problems.push(
       `${creator} is not on devshard_escrow_params.allowed_creator_addresses (only governance can add it)`,
@@ -121,7 +128,7 @@ export function registerEscrow(program: Command, io: CliIo): void {
       '--gas-price-floor <ngonka>',
       'minimum ngonka per gas paid whatever the fee params say (default 10)',
     )
-    .option('--skip-checks', 'skip the allowlist/amount/balance checks made before signing')
+    .option('--skip-checks', 'skip the allowlist/amount/balance/protocol-version checks made before signing')
     .option('--dry-run', 'sign and print the tx hash and fee, but do not broadcast');
   addWaitOptions(addKeyOptions(create)).action(async (_opts: unknown, command: Command) => {
     type Opts = GlobalOptions &

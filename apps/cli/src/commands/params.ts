@@ -1,6 +1,13 @@
 // `gwctl params`: the live inference params the gateway depends on (gateway-spec.md §2.3,
-// chain-and-network.md §3.1), with the fee an escrow creation would pay now.
+// chain-and-network.md §3.1), with the fee an escrow creation would pay now and the devshard
+// protocol versions: approved by the chain, spoken by this gateway, bound by a new escrow
+// (devshard-protocol.md §1, §12 #2).
 import { computeTxFee, MSG_CREATE_DEVSHARD_ESCROW, queryInferenceParams } from '@gonka-gateway/chain';
+import {
+  runtimeVersionFor,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  unsupportedProtocolReason,
+} from '@gonka-gateway/devshard/session';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { chainClient, type GlobalOptions, gasSettings } from '../context.js';
@@ -17,11 +24,17 @@ export function registerParams(program: Command, io: CliIo): void {
       const gas = gasSettings(opts, io);
       const p = await queryInferenceParams(chainClient(opts, io));
       const fee = computeTxFee({ typeUrls: [MSG_CREATE_DEVSHARD_ESCROW], feeParams: p.fee, ...gas });
+      const e = p.devshardEscrow;
+      const protocol = {
+        approved: e.approvedVersions.map((v) => v.name),
+        supported: SUPPORTED_PROTOCOL_VERSIONS,
+        bound: runtimeVersionFor(e.approvedVersions) ?? null,
+      };
       if (opts.json) {
-        printJson(io.stdout, { ...p, createEscrowFeeEstimate: fee });
+        printJson(io.stdout, { ...p, createEscrowFeeEstimate: fee, protocol });
         return;
       }
-      const e = p.devshardEscrow;
+      const unsupported = unsupportedProtocolReason(e.approvedVersions);
       const lines = [
         'devshard escrow params',
         ...table(
@@ -39,11 +52,20 @@ export function registerParams(program: Command, io: CliIo): void {
             ['validation_rate', `${e.validationRate} bp`],
             ['vote_threshold_factor', String(e.voteThresholdFactor)],
             ['devshard_requests_enabled', String(e.devshardRequestsEnabled)],
-            ['approved_versions', e.approvedVersions.map((v) => v.name).join(', ') || '(none)'],
+            ['approved_versions', protocol.approved.join(', ') || '(empty: any version)'],
             [
               'allowed_creator_addresses',
               e.allowedCreatorAddresses.length === 0 ? '(empty: open)' : e.allowedCreatorAddresses.join(', '),
             ],
+          ],
+          '  ',
+        ),
+        'protocol versions',
+        ...table(
+          [
+            ['approved by the chain', protocol.approved.join(', ') || '(empty: any version)'],
+            ['supported by this gateway', protocol.supported.join(', ')],
+            ['a new escrow binds to', protocol.bound ?? `(none: ${unsupported})`],
           ],
           '  ',
         ),

@@ -23,7 +23,8 @@ export async function gwctl(argv: string[], io: Partial<CliIo> = {}): Promise<Cl
     env: {},
     ...io,
     stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
+    // A terminal on stderr when the test says so (progress redraws a line there).
+    stderr: { ...(io.stderr?.isTTY ? { isTTY: true } : {}), write: (s: string) => (stderr += s) },
   });
   return { code, stdout, stderr };
 }

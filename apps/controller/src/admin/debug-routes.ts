@@ -3,11 +3,13 @@
 // each creator (spec §3.4 funding rule), and per listed model the latest rotation stage as the tick
 // recorded it in Postgres (rotation_stages), with its suppressed creates and its recent markers
 // (`escrow_rotation_*`, `escrow_depletion_replacement_failed`). A model the tick has not handled yet
-// reports stage `idle`.
+// reports stage `idle`. `settle_window`: every unsettled escrow's window close and retire-by height
+// (upkeep/retire-by.ts) and the escrows whose window closed unsettled, with their amounts.
 import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import type { ControllerContext } from '../controller-context.js';
 import { readChainPhase } from '../upkeep/chain-phase.js';
+import { pastRetireBy, readSettleWindows, type SettleWindows } from '../upkeep/retire-by.js';
 import { checkFunding } from '../upkeep/rotation-funding.js';
 import { blocksUntilBridge, planRotation } from '../upkeep/rotation-plan.js';
 import { latestStages, recentEvents, suppressions } from '../upkeep/rotation-record.js';
@@ -23,8 +25,10 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
       if (!stored) throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
       const settings = rotationSettingsOf(stored);
       let chain: Record<string, unknown>;
+      let settleWindow: Record<string, unknown>;
       try {
         const p = await readChainPhase(ctx);
+        settleWindow = settleWindowView(await readSettleWindows(ctx, p), p.blockHeight);
         const step = planRotation(p, settings.prePocBlocks);
         chain = {
           block_height: Number(p.blockHeight),
@@ -39,6 +43,7 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
         };
       } catch (err) {
         chain = { error: (err as Error).message };
+        settleWindow = { error: (err as Error).message };
       }
       let funding: unknown[] | { error: string };
       try {
@@ -97,8 +102,43 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
         chain,
         settings: stored,
         funding,
+        settle_window: settleWindow,
         latest: Object.fromEntries(perModel),
       };
     },
   );
+}
+
+/** Every unsettled escrow's window and retire-by height, and those whose window closed unsettled. */
+function settleWindowView(w: SettleWindows, height: bigint) {
+  const closed = w.escrows.filter((e) => e.closesAt === null);
+  return {
+    block_time_ms: w.blockTime ? Math.round(w.blockTime.msPerBlock * 10) / 10 : null,
+    block_time_over_blocks: w.blockTime?.overBlocks ?? null,
+    tick_ms: w.timing.tickMs,
+    margin_ms: w.timing.marginMs,
+    epoch_length: Number(w.epochLength),
+    escrows: w.escrows.map((e) => ({
+      escrow_id: Number(e.escrowId),
+      model_id: e.modelId,
+      role: e.role,
+      state: e.state,
+      epoch: Number(e.epoch),
+      amount: e.amount.toString(),
+      execution_timeout_s: Number(e.executionTimeoutS),
+      window_closes_at: e.closesAt === null ? null : Number(e.closesAt),
+      retire_by_height: e.retireBy ? Number(e.retireBy.height) : null,
+      reserve_blocks: e.retireBy ? Number(e.retireBy.reserveBlocks) : null,
+      reserve_capped: e.retireBy?.capped ?? null,
+      past_retire_by: pastRetireBy(e, height),
+    })),
+    closed_unsettled: closed.map((e) => ({
+      escrow_id: Number(e.escrowId),
+      model_id: e.modelId,
+      epoch: Number(e.epoch),
+      state: e.state,
+      amount: e.amount.toString(),
+    })),
+    closed_unsettled_amount: closed.reduce((sum, e) => sum + e.amount, 0n).toString(),
+  };
 }

@@ -2,6 +2,7 @@
 // on-chain escrow (or import it inactive for a hot swap), activate/deactivate routing, and DELETE
 // the local record. Choices where the spec says "not shown" are in the README's table. A register
 // with `wait_until_serving` answers once a proxy replica serves the escrow (bounded; escrow/serving.ts).
+// Settling is settle-routes.ts.
 import { queryChainId } from '@gonka-gateway/chain';
 import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
@@ -12,7 +13,6 @@ import { inFlightCount, publishActivated, publishPoolStatus, removeFromPool } fr
 import { registerEscrow } from '../escrow/register.js';
 import { waitUntilServing } from '../escrow/serving.js';
 import { setRoutable } from '../escrow/transitions.js';
-import type { ControllerJobs } from '../jobs/workers.js';
 import { SERVING_SCHEMA, WAIT_UNTIL_SERVING_SCHEMA } from './escrows-routes.js';
 import { envNameSchema, errorResponses, escrowIdParams, toUint, uintSchema } from './schemas.js';
 
@@ -50,9 +50,9 @@ type IdParams = { Params: { id: string } };
 
 export async function devshardsRoutes(
   app: FastifyInstance,
-  options: { ctx: ControllerContext; jobs: ControllerJobs },
+  options: { ctx: ControllerContext },
 ): Promise<void> {
-  const { ctx, jobs } = options;
+  const { ctx } = options;
 
   const one = async (id: bigint) => {
     const [view] = await readEscrowViews(ctx, id);
@@ -209,51 +209,6 @@ export async function devshardsRoutes(
       await ctx.sql`delete from escrows where escrow_id = ${id.toString()}::numeric`;
       await removeFromPool(ctx, id, view.model_id);
       return { escrow_id: Number(id), deleted: true };
-    },
-  );
-
-  app.post<IdParams & { Body: { private_key_env: string } }>(
-    '/v1/admin/devshards/:id/settle',
-    {
-      schema: {
-        params: escrowIdParams,
-        body: {
-          type: 'object',
-          required: ['private_key_env'],
-          additionalProperties: false,
-          properties: { private_key_env: envNameSchema },
-        },
-        response: {
-          202: {
-            type: 'object',
-            required: ['escrow_id', 'job_id', 'state'],
-            properties: {
-              escrow_id: { type: 'integer' },
-              job_id: { type: 'string' },
-              state: { type: 'string' },
-            },
-          },
-          ...errorResponses,
-        },
-      },
-    },
-    async (request, reply) => {
-      const id = BigInt(request.params.id);
-      const view = await one(id);
-      const name = request.body.private_key_env;
-      // Checked here so the operator hears at once; the job checks again (settler == creator).
-      const value = ctx.env[name];
-      if (value === undefined || value.trim() === '') {
-        throw new GatewayError(
-          'invalid_request',
-          `environment variable ${name} is not set on the controller`,
-          {
-            param: 'private_key_env',
-          },
-        );
-      }
-      const jobId = await jobs.enqueueSettle(id, name);
-      return reply.status(202).send({ escrow_id: Number(id), job_id: jobId, state: view.state });
     },
   );
 }

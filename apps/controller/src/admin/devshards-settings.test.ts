@@ -3,6 +3,7 @@ import { createChainClient } from '@gonka-gateway/chain';
 import { GNK, MINIMAX_MODEL, QWEN_MODEL } from '@gonka-gateway/devnet';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleBlockTime } from '../chain/block-time.js';
 import {
   adminHeaders,
   type ControllerHarness,
@@ -300,6 +301,44 @@ describe('admin devshards and settings', () => {
     const cleared = await call('POST', '/v1/admin/settings', { passthrough_parameters: [] });
     expect(cleared.json().passthrough_parameters).toEqual([]);
     expect(cleared.json().revision).toBe(String(BigInt(before.revision) + 4n));
+  });
+
+  it('settings: a bridge window (pre_poc_blocks × block time) shorter than one tick is refused with the arithmetic', async () => {
+    const ctx = h.context();
+    const before = (await call('GET', '/v1/admin/settings')).json();
+    // No block time estimate yet: nothing to judge by, nothing refused.
+    const blind = await call('POST', '/v1/admin/settings', {
+      escrow_rotation: { enabled: true, pre_poc_blocks: 1 },
+    });
+    expect(blind.statusCode, blind.body).toBe(200);
+    // The chain-phase job's samples: 40 blocks in 10 s = 250 ms a block.
+    await sampleBlockTime(ctx, 1_000n, 5_000_000);
+    expect(await sampleBlockTime(ctx, 1_040n, 5_010_000)).toMatchObject({ msPerBlock: 250 });
+    const short = await call('POST', '/v1/admin/settings', { escrow_rotation: { pre_poc_blocks: 40 } });
+    expect(short.statusCode).toBe(400);
+    expect(short.json().error).toMatchObject({
+      param: 'escrow_rotation.pre_poc_blocks',
+      code: 'invalid_request',
+    });
+    expect(short.json().error.message).toBe(
+      "escrow_rotation.pre_poc_blocks 40 × ~250 ms a block (the controller's block time estimate over the last 40 blocks) = 10.0 s, shorter than one rotation tick (GATEWAY_ROTATION_TICK_MS 15000 ms): the bridge stage could pass between two ticks; use at least 60 blocks or a shorter tick",
+    );
+    // Switching rotation on with the short window stored is refused the same way.
+    await call('POST', '/v1/admin/settings', { escrow_rotation: { enabled: false } });
+    const on = await call('POST', '/v1/admin/settings', { escrow_rotation: { enabled: true } });
+    expect(on.statusCode).toBe(400);
+    const enough = await call('POST', '/v1/admin/settings', {
+      escrow_rotation: { enabled: true, pre_poc_blocks: 60 },
+    });
+    expect(enough.statusCode, enough.body).toBe(200);
+    // Other changes never trip over it.
+    const other = await call('POST', '/v1/admin/settings', { disabled: { message: 'still fine' } });
+    expect(other.statusCode, other.body).toBe(200);
+    await call('POST', '/v1/admin/settings', {
+      escrow_rotation: before.escrow_rotation,
+      disabled: before.disabled,
+    });
+    await h.redis.redis.del(ctx.keys.chainBlockTime);
   });
 
   it('settings: a node that cannot answer the model check is 502 chain_error, and nothing changes', async () => {

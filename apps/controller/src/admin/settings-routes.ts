@@ -8,6 +8,7 @@
 // hosts without a rule, besides GATEWAY_PASSTHROUGH_PARAMETERS (apps/proxy README "Request
 // policy"). A list sent is checked alone: names as the environment's list spells them, at most
 // MAX_PASSTHROUGH_PARAMETERS, none twice, none the gateway has a rule for or passes through already.
+// A bridge window (pre_poc_blocks × the block time estimate) shorter than one rotation tick is refused.
 import { queryGovernanceModels } from '@gonka-gateway/chain';
 import {
   DEFAULT_PASSTHROUGH,
@@ -19,8 +20,10 @@ import {
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import { announceChange, settledWithin } from '../announce-change.js';
+import { readBlockTime } from '../chain/block-time.js';
 import { readFromNode } from '../chain/node-read.js';
 import type { ControllerContext } from '../controller-context.js';
+import { settleTimingOf } from '../upkeep/retire-by.js';
 import type { StoredRotation } from '../upkeep/rotation-settings.js';
 import { envNameSchema, errorResponses, toUint, uintSchema } from './schemas.js';
 
@@ -194,6 +197,12 @@ async function validate(ctx: ControllerContext, next: Settings, patch: SettingsP
     );
   }
   if (patch.passthrough_parameters !== undefined) checkPassthrough(patch.passthrough_parameters);
+  if (
+    next.escrow_rotation.enabled &&
+    (patch.escrow_rotation?.pre_poc_blocks !== undefined || patch.escrow_rotation?.enabled === true)
+  ) {
+    await checkBridgeWindow(ctx, next.escrow_rotation.pre_poc_blocks);
+  }
   const seen = new Set<string>();
   next.escrow_rotation.models.forEach((m, i) => {
     if (seen.has(m.model_id)) {
@@ -235,6 +244,27 @@ async function validate(ctx: ControllerContext, next: Settings, patch: SettingsP
         });
     }
   }
+}
+
+/**
+ * The bridge stage (spec §3.4) lasts pre_poc_blocks blocks; a rotation tick must fall inside it, or
+ * the switch can pass with no temporary escrow created and the regular ones not retired. The block
+ * time is the chain's: the controller's estimate (chain/block-time.ts) is used, and without one
+ * nothing is refused. Checked when rotation is switched on or pre_poc_blocks is sent.
+ */
+async function checkBridgeWindow(ctx: ControllerContext, prePocBlocks: number): Promise<void> {
+  const blockTime = await readBlockTime(ctx);
+  if (!blockTime) return;
+  const { tickMs } = settleTimingOf(ctx);
+  const bridgeMs = prePocBlocks * blockTime.msPerBlock;
+  if (bridgeMs >= tickMs) return;
+  const ms = Math.round(blockTime.msPerBlock);
+  const least = Math.ceil(tickMs / blockTime.msPerBlock);
+  throw new GatewayError(
+    'invalid_request',
+    `escrow_rotation.pre_poc_blocks ${prePocBlocks} × ~${ms} ms a block (the controller's block time estimate over the last ${blockTime.overBlocks} blocks) = ${(bridgeMs / 1_000).toFixed(1)} s, shorter than one rotation tick (GATEWAY_ROTATION_TICK_MS ${tickMs} ms): the bridge stage could pass between two ticks; use at least ${least} blocks or a shorter tick`,
+    { param: 'escrow_rotation.pre_poc_blocks' },
+  );
 }
 
 const RULED = new Set(RULED_CHAT_PARAMETERS);

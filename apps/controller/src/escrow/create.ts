@@ -1,7 +1,8 @@
 // Creating an escrow (spec §3.1 row 1, §4). Everything that can be
 // checked before signing is checked, and the answer names the field: chain id, model known to
-// governance, creator on `allowed_creator_addresses` (spec §1.8: only governance adds it),
-// min_amount ≤ amount ≤ max_amount, spendable ≥ amount + fee (keeper rule 7). Then the signed tx's
+// governance, a devshard protocol version this gateway speaks among approved_versions (else 409
+// `unsupported_protocol_version`), creator on `allowed_creator_addresses` (spec §1.8: only governance
+// adds it), min_amount ≤ amount ≤ max_amount, spendable ≥ amount + fee (keeper rule 7). Then the signed tx's
 // hash and bytes are committed (chain_tx_commitments) before broadcast. Creates with the same
 // business key (one Idempotency-Key, one rotation slot) run one at a time (advisory lock) and a
 // retry resumes the first attempt's commitment: included → the first answer; unknown → the chain is
@@ -21,6 +22,7 @@ import {
   type TxIncluded,
   type TxOutcome,
 } from '@gonka-gateway/chain';
+import { unsupportedProtocolReason } from '@gonka-gateway/devshard/session';
 import { GatewayError } from '@gonka-gateway/shared';
 import {
   type Commitment,
@@ -275,6 +277,10 @@ async function checkAndPrepare(ctx: ControllerContext, req: CreateEscrowRequest)
     );
   }
   const ep = params.devshardEscrow;
+  // An escrow no runtime of this gateway can serve would lock the deposit for nothing: refused
+  // before anything is signed (devshard-protocol.md §1, §12 #2).
+  const unsupported = unsupportedProtocolReason(ep.approvedVersions);
+  if (unsupported) throw new GatewayError('unsupported_protocol_version', unsupported);
   const creator = req.key.address;
   if (ep.allowedCreatorAddresses.length > 0 && !ep.allowedCreatorAddresses.includes(creator)) {
     throw new GatewayError(

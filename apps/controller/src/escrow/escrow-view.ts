@@ -1,7 +1,9 @@
 // The item of GET /v1/admin/devshards (spec §4 "item shape: not shown"; the README's choices table):
-// the local record, the session head's durable nonce, the pool entry (owner, status, balance
-// estimate) and the latest create/settle tx hashes. Never a private key: only where it comes from.
-import { decodePoolState } from '@gonka-gateway/shared';
+// the local record, the session head's durable nonce, the pool entry (owner, status — `held` while
+// in-flight reservations may bring a low balance back, upkeep/escrow-hold.ts —, balance estimate,
+// reserved, nonce ceiling and routing stop) and the latest create/settle tx hashes. Never a private
+// key: only where it comes from.
+import { decodePoolState, UNKNOWN_CEILING_ROUTING_STOP } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 
 export interface EscrowView {
@@ -19,7 +21,18 @@ export interface EscrowView {
   key_source: 'env' | 'encrypted' | 'default';
   private_key_env: string | null;
   nonce: string | null;
-  pool: { status: string; owner: string | null; balance_estimate: string; cause: string | null } | null;
+  pool: {
+    status: string;
+    owner: string | null;
+    balance_estimate: string;
+    /** ngonka held by in-flight reservations (what may return to the balance). */
+    reserved: string;
+    /** The escrow's max_nonce as its owner knows it; null while unknown (shared nonce-routing.ts). */
+    nonce_ceiling: string | null;
+    /** Where routing stops for the nonce: max_nonce − (N + 1) − 200, or 19,800 while unknown. */
+    routing_stop: string;
+    cause: string | null;
+  } | null;
   finalized: boolean;
   create_tx_hash: string | null;
   settle_tx_hash: string | null;
@@ -51,6 +64,9 @@ export const escrowViewSchema = {
         status: { type: 'string' },
         owner: { type: ['string', 'null'] },
         balance_estimate: { type: 'string' },
+        reserved: { type: 'string' },
+        nonce_ceiling: { type: ['string', 'null'] },
+        routing_stop: { type: 'string' },
         cause: { type: ['string', 'null'] },
       },
     },
@@ -117,6 +133,9 @@ export async function readEscrowViews(ctx: ControllerContext, only?: bigint): Pr
           status: p.status,
           owner: p.owner,
           balance_estimate: p.balanceEstimate.toString(),
+          reserved: (p.reserved ?? 0n).toString(),
+          nonce_ceiling: p.nonceCeiling?.toString() ?? null,
+          routing_stop: (p.routingStop ?? UNKNOWN_CEILING_ROUTING_STOP).toString(),
           cause: p.cause ?? null,
         };
     } catch {

@@ -6,12 +6,18 @@
 // refused), runs the finalize rounds, stores the document (Postgres and a copy under
 // DEVSHARD_STORAGE_DIR/finalize/) and moves the escrow to `finalized`. Every step is idempotent: a
 // stored document is returned as it is, and a retry resumes from the state it finds.
+//
+// Forced (a settle with `force`): the cut order goes to Redis before the drain (shared
+// escrow-cut.ts), so the owner cuts its in-flight requests instead of letting them finish and hands
+// the escrow over at once; the finalize then bills every inference that still has neither a Finish
+// nor a timeout at its reservation (devshard-protocol.md §5.6 drain; the session's billUnresolved)
+// instead of answering `completion_pending`. A standing cut order forces a finalize already running.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FinalizeResult } from '@gonka-gateway/devshard';
 import { HttpHostTransport, isSessionError, systemClock, UserSession } from '@gonka-gateway/devshard/session';
 import { EscrowLease } from '@gonka-gateway/escrow-runtime';
-import { GatewayError } from '@gonka-gateway/shared';
+import { escrowCutOrder, GatewayError, orderEscrowCut } from '@gonka-gateway/shared';
 import { inferenceParamsOrLastKnown } from '../chain/last-known.js';
 import type { ControllerContext } from '../controller-context.js';
 import { inFlightCount, publishPoolStatus } from './pool-status.js';
@@ -34,7 +40,16 @@ export async function storedFinalizeDocument(
   return row?.document ?? undefined;
 }
 
-export async function finalizeEscrow(ctx: ControllerContext, escrowId: bigint): Promise<string> {
+export interface FinalizeOptions {
+  /** Cut in-flight requests instead of waiting for them, and bill what stays unresolved (above). */
+  force?: boolean;
+}
+
+export async function finalizeEscrow(
+  ctx: ControllerContext,
+  escrowId: bigint,
+  options: FinalizeOptions = {},
+): Promise<string> {
   const [row] = await ctx.sql<{ state: string }[]>`
     select state from escrows where escrow_id = ${escrowId.toString()}::numeric`;
   if (!row)
@@ -45,6 +60,18 @@ export async function finalizeEscrow(ctx: ControllerContext, escrowId: bigint): 
     throw new GatewayError(
       'internal_error',
       `escrow ${escrowId} is ${row.state} but has no stored finalize document`,
+    );
+  }
+  if (options.force && (row.state === 'active' || row.state === 'draining')) {
+    // Before the drain is published: the owner reads the order while it drains.
+    await orderEscrowCut(ctx.redis, ctx.keys, escrowId);
+    ctx.logger.warn(
+      {
+        marker: 'escrow_settle_forced',
+        escrowId: escrowId.toString(),
+        inFlight: await inFlightCount(ctx, escrowId),
+      },
+      'forced settle: in-flight requests are cut and unresolved inferences billed at their reservation',
     );
   }
   if (row.state === 'active') {
@@ -72,7 +99,9 @@ export async function finalizeEscrow(ctx: ControllerContext, escrowId: bigint): 
     );
   }
   try {
-    const fin = await runSessionFinalize(ctx, escrowId, lease);
+    const billUnresolved =
+      options.force === true || (await escrowCutOrder(ctx.redis, ctx.keys, escrowId)) !== null;
+    const fin = await runSessionFinalize(ctx, escrowId, lease, billUnresolved);
     await storeDocument(ctx, escrowId, fin);
     await transition(ctx.sql, escrowId, 'finalized');
     await ctx.redis.publish(ctx.keys.poolChanges, escrowId.toString());
@@ -126,6 +155,7 @@ async function runSessionFinalize(
   ctx: ControllerContext,
   escrowId: bigint,
   lease: EscrowLease,
+  billUnresolved: boolean,
 ): Promise<FinalizeResult> {
   // Neither read needs the chain or the node to be up: both fall back on their stored copies
   // (last_known_reads, escrow_hosts), so an escrow finalizes while they are unreachable.
@@ -147,7 +177,7 @@ async function runSessionFinalize(
     await lease.setToken(session.fencingToken);
     // Timeouts that fell due while nobody owned the escrow are resolved before the rounds.
     await session.checkTimeouts();
-    return await session.finalize();
+    return await session.finalize(billUnresolved ? { billUnresolved: true } : {});
   } catch (err) {
     if (isSessionError(err) && String(err.code) === 'completion_pending') {
       // Never bill an unresolved inference (§2.6): the caller retries once its timeout has passed.

@@ -28,6 +28,31 @@ export async function publishPoolStatus(
   );
 }
 
+const REPLACE_STATUS = `if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'updated_at_ms', ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1`;
+
+/** Sets `status` only while the entry's status is `from` (a hold or its release); true if it did. */
+export async function replacePoolStatus(
+  ctx: ControllerContext,
+  escrowId: bigint,
+  from: PoolStatus,
+  status: PoolStatus,
+): Promise<boolean> {
+  const done = await ctx.redis.eval(
+    REPLACE_STATUS,
+    1,
+    ctx.keys.poolEscrow(escrowId),
+    from,
+    status,
+    String(Date.now()),
+    ctx.keys.poolChanges,
+    escrowId.toString(),
+  );
+  return Number(done) === 1;
+}
+
 const ACTIVE_IF_OWNED = `if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HGET', KEYS[1], 'owner') ~= '' then
   redis.call('HSET', KEYS[1], 'status', 'active', 'updated_at_ms', ARGV[1])
 end

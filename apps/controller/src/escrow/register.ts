@@ -8,6 +8,7 @@ import {
   runtimeVersionFor,
   SessionStoreErrorCode,
   sessionRecordFromChain,
+  unsupportedProtocolReason,
 } from '@gonka-gateway/devshard/session';
 import { GatewayError } from '@gonka-gateway/shared';
 import { inferenceParamsOrLastKnown } from '../chain/last-known.js';
@@ -59,8 +60,8 @@ export async function registerEscrow(ctx: ControllerContext, input: RegisterInpu
   const version = runtimeVersionFor(params.devshardEscrow.approvedVersions);
   if (!version) {
     throw new GatewayError(
-      'chain_error',
-      'the chain approves no devshard runtime version this gateway speaks',
+      'unsupported_protocol_version',
+      unsupportedProtocolReason(params.devshardEscrow.approvedVersions) ?? 'no supported version',
     );
   }
   const record = sessionRecordFromChain(row, params.devshardEscrow, version);

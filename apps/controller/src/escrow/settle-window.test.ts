@@ -45,4 +45,18 @@ describe('settle window (Settle rule 9)', () => {
       stage: 'closed',
     });
   });
+
+  it('at the switch block itself (epoch in force already the new one, 0 blocks to the switch) the next switch is an epoch away', () => {
+    const atSwitch = (height: bigint, index: bigint): LatestEpoch => ({
+      ...at(height, index, height + epochLength),
+      epochStages: { epochIndex: index, setNewValidators: height, nextPocStart: 0n, raw: {} },
+    });
+    // The switch into 6 happens at 2,000: an epoch-5 escrow has until the switch into 7 at 3,000.
+    expect(settleWindowOf(atSwitch(2_000n, 6n), epochLength, 5n)).toMatchObject({
+      currentEpoch: 6n,
+      blocksLeft: 1_000n,
+      stage: 'half_passed',
+    });
+    expect(settleWindowOf(atSwitch(3_000n, 7n), epochLength, 5n)).toMatchObject({ stage: 'closed' });
+  });
 });

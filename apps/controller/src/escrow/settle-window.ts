@@ -22,9 +22,26 @@ export function closingThreshold(epochLength: bigint): bigint {
 }
 
 export function settleWindowOf(latest: LatestEpoch, epochLength: bigint, escrowEpoch: bigint): SettleWindow {
-  const currentEpoch = effectiveEpochIndex(latest);
-  const toSwitch = blocksUntilEpochSwitch(latest);
-  const untilSwitch = toSwitch > 0n ? toSwitch : 0n;
+  return settleWindowAt(
+    effectiveEpochIndex(latest),
+    blocksUntilEpochSwitch(latest),
+    epochLength,
+    escrowEpoch,
+  );
+}
+
+/** The same from the epoch in force and the blocks to the next switch (a ChainPhase has both). */
+export function settleWindowAt(
+  currentEpoch: bigint,
+  toSwitch: bigint,
+  epochLength: bigint,
+  escrowEpoch: bigint,
+): SettleWindow {
+  // At the switch block itself the epoch in force has already moved up while the switch height is
+  // still this block (toSwitch 0, chain-and-network.md §3.3): the next switch is an epoch away. A
+  // node whose stage heights lag (toSwitch < 0) is read the same way, never as a closed window.
+  const ahead = toSwitch > 0n ? toSwitch : toSwitch + epochLength;
+  const untilSwitch = ahead > 0n ? ahead : 0n;
   let blocksLeft: bigint;
   if (currentEpoch <= escrowEpoch) blocksLeft = untilSwitch + epochLength;
   else if (currentEpoch === escrowEpoch + 1n) blocksLeft = untilSwitch;

@@ -5,6 +5,9 @@
 // only ever re-sends the same bytes. An escrow the chain already reports settled is done, not an
 // error. Rule violations (wrong key, a refused tx) are `UnrecoverableError`s: retrying blindly
 // cannot fix them. Runs inside the settle job (jobs/workers.ts), under a per-escrow lock.
+// Before finalizing, the settler must be able to pay the settle tx fee (settle-fee.ts): a refusal
+// starting `insufficient_funds:` leaves the escrow serving. `force` cuts in-flight requests instead
+// of waiting for them (finalize.ts).
 import {
   broadcastAndWait,
   ChainError,
@@ -28,6 +31,7 @@ import {
 import type { ControllerContext } from '../controller-context.js';
 import { finalizeEscrow } from './finalize.js';
 import { removeFromPool } from './pool-status.js';
+import { describeShortfall, settleFeeShortfall } from './settle-fee.js';
 import { settleWindowOf } from './settle-window.js';
 import { transition } from './transitions.js';
 
@@ -39,6 +43,7 @@ export async function settleEscrow(
   ctx: ControllerContext,
   escrowId: bigint,
   privateKeyEnv: string,
+  options: { force?: boolean } = {},
 ): Promise<SettleResult> {
   return withBusinessLock(ctx.sql, settleBusinessKey(escrowId), async () => {
     const [row] = await ctx.sql<{ state: string; epoch_index: string }[]>`
@@ -82,7 +87,9 @@ export async function settleEscrow(
         `private_key_env ${privateKeyEnv} holds ${key.address}, but escrow ${escrowId} was created by ${chainRow.creator} (the settler must be the creator)`,
       );
     }
-    const json = await finalizeEscrow(ctx, escrowId);
+    const short = await settleFeeShortfall(ctx, key.address);
+    if (short) throw new UnrecoverableError(`insufficient_funds: ${describeShortfall(short)}`);
+    const json = await finalizeEscrow(ctx, escrowId, { force: options.force === true });
     const fin = parseFinalizeDocument(json);
     const [chainId, params] = await Promise.all([queryChainId(ctx.chain), queryInferenceParams(ctx.chain)]);
     const signer = await ctx.signerFor(key, chainId);

@@ -6,9 +6,10 @@
 // rebuilds the pool each time it takes the lead. A schedule is one entry of `scheduled` below: its
 // queue, scheduler id, period and processor — the lead starts and stops them all alike. Each worker
 // gets its own Redis connection (a worker blocks on it); everything shares the configured prefix.
-import { closeRedis, openRedis } from '@gonka-gateway/shared';
+import { closeRedis, openRedis, orderEscrowCut } from '@gonka-gateway/shared';
 import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { sampleBlockTime } from '../chain/block-time.js';
 import { MAX_LOCKED_OPERATIONS } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
@@ -38,10 +39,16 @@ import {
   WORKER_LOCKS,
 } from './queues.js';
 import { reconcileOpenCommitments } from './reconcile-commitments.js';
+import { awaitSettleAttempt, type SettleAttemptEnd, type SettleJobData } from './settle-run.js';
 
-export interface SettleJobData {
-  escrowId: string;
-  privateKeyEnv: string;
+export type { SettleJobData } from './settle-run.js';
+
+/** How an operator's settle request joins the escrow's settle job. */
+export interface SettleEnqueueOptions {
+  /** Cut in-flight requests (escrow/finalize.ts); upgrades a job that is waiting or running. */
+  force?: boolean;
+  /** Run a job waiting out its retry backoff now (an operator asked; rotation leaves the backoff). */
+  now?: boolean;
 }
 
 export interface ControllerJobs {
@@ -51,7 +58,16 @@ export interface ControllerJobs {
   runCreate(data: CreateEscrowJobData, waitMs: number): Promise<CreateJobAnswer>;
   settle: Queue<SettleJobData>;
   /** Enqueues the settle job of an escrow once (a failed one is retried); returns its id. */
-  enqueueSettle(escrowId: bigint, privateKeyEnv: string): Promise<string>;
+  enqueueSettle(escrowId: bigint, privateKeyEnv: string, options?: SettleEnqueueOptions): Promise<string>;
+  /**
+   * enqueueSettle, then waits for the job's attempt under way to end (jobs/settle-run.ts);
+   * undefined when `stop` fired first or the job vanished.
+   */
+  runSettle(
+    escrowId: bigint,
+    privateKeyEnv: string,
+    options: SettleEnqueueOptions & { stop?: AbortSignal },
+  ): Promise<SettleAttemptEnd | undefined>;
   /** Whether this controller holds the leader lease (runs the schedules). */
   leading(): boolean;
   /**
@@ -103,19 +119,40 @@ export async function startControllerJobs(
   const rotation = new Queue(QUEUE_NAMES.rotationTick, queueOptions);
   const chainPhase = new Queue(QUEUE_NAMES.chainPhase, queueOptions);
   const rotationTickMs = options.rotationTickMs ?? ROTATION_TICK_EVERY_MS;
-  const enqueueSettle = async (escrowId: bigint, privateKeyEnv: string): Promise<string> => {
+  const enqueueSettle = async (
+    escrowId: bigint,
+    privateKeyEnv: string,
+    options: SettleEnqueueOptions = {},
+  ): Promise<string> => {
     const jobId = JOB_IDS.settle(escrowId);
     const existing = await settle.getJob(jobId);
     if (existing) {
       const state = await existing.getState();
       // Waiting or running: the same settle is under way, never a second one.
-      if (state !== 'failed' && state !== 'completed') return jobId;
+      if (state !== 'failed' && state !== 'completed') {
+        if (options.force && !existing.data.force) {
+          await existing.updateData({ ...existing.data, force: true });
+          // An attempt already draining the escrow: its owner and its finalize read the order.
+          await orderEscrowCut(ctx.redis, ctx.keys, escrowId);
+        }
+        if (options.now && state === 'delayed') await existing.promote().catch(() => undefined);
+        return jobId;
+      }
       // A finished run is replaced by a fresh one with this request's key name; the job itself
       // is idempotent (a settled escrow is done, a committed tx is reconciled before anything).
       await existing.remove();
     }
-    await settle.add('settle', { escrowId: escrowId.toString(), privateKeyEnv }, { jobId });
+    await settle.add(
+      'settle',
+      { escrowId: escrowId.toString(), privateKeyEnv, ...(options.force ? { force: true } : {}) },
+      { jobId },
+    );
     return jobId;
+  };
+  const runSettle: ControllerJobs['runSettle'] = async (escrowId, privateKeyEnv, options) => {
+    const jobId = await enqueueSettle(escrowId, privateKeyEnv, options);
+    const attemptsBefore = (await settle.getJob(jobId))?.attemptsMade ?? 0;
+    return awaitSettleAttempt(settle, jobId, attemptsBefore, options.stop);
   };
   const settleGaveUp = async (escrowId: bigint): Promise<string | undefined> => {
     const job = await settle.getJob(JOB_IDS.settle(escrowId));
@@ -188,7 +225,14 @@ export async function startControllerJobs(
         phaseBackoff.run(
           async () => {
             const p = await publishChainPhase(ctx);
-            return { epoch: p.epoch.toString(), phase: p.phase, pocActive: p.pocActive };
+            // The block time estimate (chain/block-time.ts) is measured on this schedule only.
+            const blockTime = await sampleBlockTime(ctx, p.blockHeight);
+            return {
+              epoch: p.epoch.toString(),
+              phase: p.phase,
+              pocActive: p.pocActive,
+              msPerBlock: blockTime?.msPerBlock ?? null,
+            };
           },
           async (err, first) => {
             const copy = await republishLastKnownPhase(ctx, err, first);
@@ -241,7 +285,9 @@ export async function startControllerJobs(
         new Worker(
           QUEUE_NAMES.settle,
           async (job: Job<SettleJobData>) =>
-            settleEscrow(ctx, BigInt(job.data.escrowId), job.data.privateKeyEnv),
+            settleEscrow(ctx, BigInt(job.data.escrowId), job.data.privateKeyEnv, {
+              force: job.data.force === true,
+            }),
           workerOptions(2),
         ),
       ),
@@ -274,6 +320,8 @@ export async function startControllerJobs(
       },
       onFollow: async () => {
         ctx.metrics?.leader.set(0);
+        // Set by the leader's rotation tick only: a follower's last value would be stale.
+        ctx.metrics?.escrowsPastRetireBy.set(0);
         await stopScheduleWorkers();
       },
     });
@@ -285,6 +333,7 @@ export async function startControllerJobs(
     runCreate: (data, waitMs) => enqueueCreate(createEscrow, createEvents, data, waitMs),
     settle,
     enqueueSettle,
+    runSettle,
     leading: () => leader?.leading ?? false,
     settleGaveUp,
     async kickRotation(revision) {

@@ -67,9 +67,12 @@ export interface ControllerHarness {
   close(): Promise<void>;
 }
 
-/** `devnet`: overrides of the devnet options (a shorter epoch schedule for rotation tests). */
+/**
+ * `devnet`: overrides of the devnet options (a shorter epoch schedule for rotation tests, genesis
+ * params such as approved_versions).
+ */
 export async function startControllerHarness(
-  devnetOptions: Pick<DevnetOptions, 'epoch' | 'blockIntervalMs'> = {},
+  devnetOptions: Pick<DevnetOptions, 'epoch' | 'blockIntervalMs' | 'params'> = {},
 ): Promise<ControllerHarness> {
   const devnet = await startDevnet({
     ports: 'ephemeral',

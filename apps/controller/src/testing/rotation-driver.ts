@@ -2,6 +2,7 @@
 // settle job run inline, and the pool entry an owning proxy would publish for an escrow it routes.
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { redisKeys } from '@gonka-gateway/shared';
+import type { ControllerContext } from '../controller-context.js';
 import { settleEscrow } from '../escrow/settle.js';
 import { runRotationTick } from '../upkeep/rotation-tick.js';
 import type { ControllerHarness } from './controller-harness.js';
@@ -33,7 +34,7 @@ export interface RotationDriver {
   tick(): ReturnType<typeof runRotationTick>;
   /** The pool entry an owning proxy publishes for an escrow it serves. */
   publishRouted(id: bigint): Promise<unknown>;
-  /** publishRouted, then the tick that first sees it routed (the outgoing retire one tick later). */
+  /** publishRouted, then a tick: it sees the escrow routed and retires the outgoing ones at once. */
   route(id: bigint): Promise<void>;
   /** Moves the chain to `blocksBefore` blocks before the switch into `epoch` (past it when negative). */
   moveTo(epoch: number, blocksBefore: number): void;
@@ -42,9 +43,14 @@ export interface RotationDriver {
 
 export function rotationDriver(
   h: ControllerHarness,
-  options: { epochLength: number; amount?: bigint },
+  options: {
+    epochLength: number;
+    amount?: bigint;
+    /** The context the tick runs with (default h.context()): e.g. with metrics or settle timing. */
+    context?: ControllerContext;
+  },
 ): RotationDriver {
-  const ctx = h.context();
+  const ctx = options.context ?? h.context();
   const keys = redisKeys(h.redis.prefix);
   const settled: bigint[] = [];
   const deps = {
@@ -54,6 +60,8 @@ export function rotationDriver(
       settled.push(id);
       return `settle-${id}`;
     },
+    // No proxy claims anything here: a tick looks once; publishRouted stands in for the claim.
+    routedWaitMs: 0,
   };
   const tick = () => runRotationTick(ctx, deps);
   const publishRouted = (id: bigint) =>

@@ -1,20 +1,25 @@
 // The balance check (spec §3.1 "periodic balance check", §8): about every 30 s each routed
 // escrow's pool entry (balance estimate and nonce, published by its owner) is compared with the
 // depletion threshold (usable balance below 1,000,000 ngonka) and the routing stop of the nonce
-// (about 19,800). A hit marks the pool entry `depleted` / `nonce_limited`, so proxies stop routing
-// new chat to it, and logs the marker. With rotation on and the model listed in
-// escrow_rotation.models, exactly one replacement is created — the create's Idempotency-Key is
-// derived from the old escrow's id, so a second check, a retry or a second controller resumes the
-// same create instead of making another — and the old escrow is finalized and settled (settle job).
+// (max_nonce − (N + 1) − 200 as the owner publishes it; nonce-limit.ts). A hit marks the pool
+// entry `depleted` / `nonce_limited`, so proxies stop routing new chat to it, and logs the marker.
+// With rotation on and the model listed in escrow_rotation.models, exactly one replacement is
+// created — the create's Idempotency-Key is derived from the old escrow's id, so a second check, a
+// retry or a second controller resumes the same create instead of making another — and the old
+// escrow is finalized and settled (settle job).
+// A low balance that in-flight reservations may bring back is held instead (escrow-hold.ts): not
+// routed, replaced or settled until they resolve; then released, or retired as depleted. So is an
+// escrow at the routing stop of a max_nonce its owner has not read yet (nonce-limit.ts).
 import { privateKeyFromEnv, queryChainId } from '@gonka-gateway/chain';
-import { decodePoolState, type PoolStatus } from '@gonka-gateway/shared';
+import { DEPLETION_THRESHOLD, decodePoolState, type PoolStatus } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import { createEscrow } from '../escrow/create.js';
 import { publishPoolStatus } from '../escrow/pool-status.js';
+import { holdOrRelease } from './escrow-hold.js';
+import { atUnknownCeiling, holdAtUnknownCeiling, routingStopOf } from './nonce-limit.js';
 import { recordEvent } from './rotation-record.js';
 
-export const DEPLETION_THRESHOLD = 1_000_000n;
-export const NONCE_ROUTING_STOP = 19_800n;
+export { DEPLETION_THRESHOLD };
 
 interface RotationModel {
   model_id: string;
@@ -24,7 +29,8 @@ interface RotationModel {
 
 export interface DepletionFinding {
   escrowId: bigint;
-  status: Extract<PoolStatus, 'depleted' | 'nonce_limited'>;
+  /** `released`: a hold ended with the balance above the minimum (back to `active`). */
+  status: Extract<PoolStatus, 'depleted' | 'nonce_limited' | 'held'> | 'released';
   replacement?: number;
 }
 
@@ -57,9 +63,20 @@ export async function checkDepletion(
     const status =
       pool.balanceEstimate < DEPLETION_THRESHOLD
         ? 'depleted'
-        : pool.nonce >= NONCE_ROUTING_STOP
+        : pool.nonce >= routingStopOf(pool)
           ? 'nonce_limited'
           : null;
+    if (status === 'nonce_limited' && atUnknownCeiling(pool)) {
+      // Never retired for a ceiling nobody read (nonce-limit.ts): held, or left as it is.
+      const held = await holdAtUnknownCeiling(ctx, pool);
+      if (held) findings.push(held);
+      continue;
+    }
+    const hold = await holdOrRelease(ctx, pool, status);
+    if (hold) {
+      findings.push(hold);
+      continue;
+    }
     if (!status) continue;
     if (pool.status !== status) {
       await publishPoolStatus(ctx, escrowId, status);

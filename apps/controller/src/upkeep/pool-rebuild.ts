@@ -4,7 +4,8 @@
 // leader lease — at start, and again when Redis came back empty, which took the lease with it.
 //
 // An entry an owner wrote is never overwritten (it has live numbers and the owner's id); it only
-// loses `active` when Postgres says the escrow is out of routing. A missing entry is written
+// loses `active` (or `held`, a routing status waiting on reservations) when Postgres says the
+// escrow is out of routing. A missing entry is written
 // unowned (`owner` empty: nothing is forwarded to it) with the deposit as its balance estimate and
 // the last durable nonce, until the replica that claims the escrow publishes the whole entry.
 import type { PoolStatus } from '@gonka-gateway/shared';
@@ -15,8 +16,9 @@ import { removeFromPool } from '../escrow/pool-status.js';
 /** KEYS: pool hash, model set, models set. ARGV: escrow id, model, channel, routable (1/0), status, fields… */
 const REBUILD_ENTRY = `if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], unpack(ARGV, 6))
-elseif ARGV[4] == '0' and redis.call('HGET', KEYS[1], 'status') == 'active' then
-  redis.call('HSET', KEYS[1], 'status', ARGV[5])
+elseif ARGV[4] == '0' then
+  local status = redis.call('HGET', KEYS[1], 'status')
+  if status == 'active' or status == 'held' then redis.call('HSET', KEYS[1], 'status', ARGV[5]) end
 end
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[2])

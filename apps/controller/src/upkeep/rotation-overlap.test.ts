@@ -61,9 +61,8 @@ describe('a retired escrow still settling when the next stage of its role starts
     // Bridge into first + 1: r1 is retired, but a request on it holds its settle.
     d.moveTo(first + 1, PRE - 10);
     await d.tick();
-    await d.route(await newest('temp'));
     await h.redis.redis.set(inFlight(r1), '1');
-    await d.tick();
+    await d.route(await newest('temp'));
     expect(await stage('bridge', first + 1)).toMatchObject({ status: 'retiring', retiring: [r1.toString()] });
 
     // Target of first + 1: a new regular escrow; the temporary one settles.

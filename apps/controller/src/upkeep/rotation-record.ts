@@ -23,7 +23,7 @@ export interface StageRow {
   failed: number;
   /** Escrows this stage still has to drain, finalize and settle. */
   retiring: bigint[];
-  /** When a tick first saw a replacement routed (retiring waits one more tick). */
+  /** When a tick first saw a replacement routed (the outgoing escrows are retired then). */
   replacementRoutedAt: Date | null;
   lastError: string | null;
   updatedAt: Date;
@@ -176,7 +176,14 @@ export async function suppressions(sql: Sql, limitPerModel = 10): Promise<Suppre
   }));
 }
 
-/** Markers that mean something went wrong are logged as warnings, the rest as info. */
+/**
+ * Markers that put a deposit at risk are logged as errors (alert on them), those that mean something
+ * went wrong as warnings, the rest as info.
+ */
+const ERROR_MARKERS: ReadonlySet<string> = new Set([
+  'escrow_past_retire_by',
+  'escrow_settle_window_closed_unsettled',
+]);
 const WARNING_MARKERS: ReadonlySet<string> = new Set([
   'escrow_rotation_create_failed',
   'escrow_rotation_create_suppressed',
@@ -225,7 +232,8 @@ export async function recordEvent(
   ctx.metrics?.rotationEvents.inc({ marker: event.marker });
   const fields = { marker: event.marker, model: event.modelId, epoch, ...event.detail };
   const message = options.message ?? event.marker.replaceAll('_', ' ');
-  if (WARNING_MARKERS.has(event.marker)) logger.warn(fields, message);
+  if (ERROR_MARKERS.has(event.marker)) logger.error(fields, message);
+  else if (WARNING_MARKERS.has(event.marker)) logger.warn(fields, message);
   else logger.info(fields, message);
   return true;
 }

@@ -40,6 +40,67 @@ interface EscrowRow {
   signer_key_env: string | null;
 }
 
+/** Where one retiring escrow stands after a pass (retireStep). */
+export type RetireStep =
+  /** Deleted by the operator: nothing left to do. */
+  | { kind: 'gone' }
+  | { kind: 'settled' }
+  /** With the model's settle switch off: finalized, which was the goal. */
+  | { kind: 'finalized' }
+  /** The settle failed for good (a refused tx, a rule violation): the operator takes over. */
+  | { kind: 'failed'; error: string }
+  /** Requests in flight: settlement waits (spec §3.1). */
+  | { kind: 'waiting' }
+  /** Under way (settle job enqueued, finalize retried next pass); `error` says what held it up. */
+  | { kind: 'pending'; error?: string };
+
+/**
+ * One pass over one retiring escrow: drain it again if something re-activated it, then — once no
+ * request is in flight — enqueue its settle job, or with the settle switch off finalize it once its
+ * owner handed the lease back. `model` is the escrow's model in the rotation settings, if listed.
+ */
+export async function retireStep(
+  ctx: ControllerContext,
+  deps: RetireDeps,
+  id: bigint,
+  model: RotationModelSettings | undefined,
+): Promise<RetireStep> {
+  const settle = model?.settle ?? true;
+  const [e] = await ctx.sql<EscrowRow[]>`
+    select state, last_error, signer_key_env from escrows where escrow_id = ${id.toString()}::numeric`;
+  if (!e) return { kind: 'gone' };
+  if (e.state === 'settled') return { kind: 'settled' };
+  const gaveUp =
+    e.state === 'finalized' && e.last_error
+      ? e.last_error
+      : settle
+        ? await deps.settleGaveUp?.(id)
+        : undefined;
+  // The settle tx failed on chain (settle.ts puts it back to finalized with the cause), or the job
+  // stopped on a rule violation: re-enqueueing cannot help; the operator takes over.
+  if (gaveUp) return { kind: 'failed', error: gaveUp };
+  if (!settle && (e.state === 'finalized' || e.state === 'settling')) return { kind: 'finalized' };
+  if (e.state === 'active') {
+    // Re-activated elsewhere or a crash between the stage's decision and the drain: drain again.
+    await startRetiring(ctx, [id]);
+  }
+  if ((await inFlightCount(ctx, id)) > 0) return { kind: 'waiting' };
+  if (settle) {
+    const keyEnv = model?.privateKeyEnv ?? e.signer_key_env;
+    if (!keyEnv) return { kind: 'pending', error: `escrow ${id}: no private_key_env to settle with` };
+    await deps.enqueueSettle(id, keyEnv);
+  } else if ((await ctx.redis.get(ctx.keys.escrowLease(id))) === null) {
+    try {
+      await finalizeEscrow(ctx, id);
+    } catch (err) {
+      // A busy owner or an unresolved inference: the next tick tries again.
+      if (!(err instanceof GatewayError && err.code === 'conflict')) throw err;
+      return { kind: 'pending', error: `escrow ${id}: ${err.message}` };
+    }
+  }
+  return { kind: 'pending' };
+}
+
 /** One pass over a retiring stage's escrows; returns the updated row. */
 export async function advanceRetiring(
   ctx: ControllerContext,
@@ -49,12 +110,9 @@ export async function advanceRetiring(
 ): Promise<StageRow> {
   const remaining: bigint[] = [];
   let { settled, failed, lastError } = row;
-  const settle = model?.settle ?? true;
   for (const id of row.retiring) {
-    const [e] = await ctx.sql<EscrowRow[]>`
-      select state, last_error, signer_key_env from escrows where escrow_id = ${id.toString()}::numeric`;
-    if (!e) continue; // deleted by the operator: nothing left to do here
-    if (e.state === 'settled') {
+    const step = await retireStep(ctx, deps, id, model);
+    if (step.kind === 'settled') {
       settled++;
       await recordEvent(ctx, {
         modelId: row.modelId,
@@ -62,34 +120,16 @@ export async function advanceRetiring(
         epoch: row.epoch,
         detail: { escrow_id: id.toString(), stage: row.stage },
       });
-      continue;
-    }
-    const gaveUp =
-      e.state === 'finalized' && e.last_error
-        ? e.last_error
-        : settle
-          ? await deps.settleGaveUp?.(id)
-          : undefined;
-    if (gaveUp) {
-      // The settle tx failed on chain (settle.ts puts it back to finalized with the cause), or the
-      // job stopped on a rule violation: re-enqueueing cannot help; the operator takes over.
+    } else if (step.kind === 'failed') {
       failed++;
-      lastError = `escrow ${id}: ${gaveUp}`;
+      lastError = `escrow ${id}: ${step.error}`;
       await recordEvent(ctx, {
         modelId: row.modelId,
         marker: 'escrow_rotation_settle_failed',
         epoch: row.epoch,
-        detail: { escrow_id: id.toString(), error: gaveUp },
+        detail: { escrow_id: id.toString(), error: step.error },
       });
-      continue;
-    }
-    if (!settle && (e.state === 'finalized' || e.state === 'settling')) continue; // finalize was the goal
-    if (e.state === 'active') {
-      // Re-activated elsewhere or a crash between the stage's decision and the drain: drain again.
-      await startRetiring(ctx, [id]);
-    }
-    const inFlight = await inFlightCount(ctx, id);
-    if (inFlight > 0) {
+    } else if (step.kind === 'waiting') {
       await recordEvent(
         ctx,
         {
@@ -101,24 +141,9 @@ export async function advanceRetiring(
         { once: true, message: 'rotation settlement waits: the escrow has requests in flight' },
       );
       remaining.push(id);
-      continue;
-    }
-    remaining.push(id);
-    if (settle) {
-      const keyEnv = model?.privateKeyEnv ?? e.signer_key_env;
-      if (!keyEnv) {
-        lastError = `escrow ${id}: no private_key_env to settle with`;
-        continue;
-      }
-      await deps.enqueueSettle(id, keyEnv);
-    } else if ((await ctx.redis.get(ctx.keys.escrowLease(id))) === null) {
-      try {
-        await finalizeEscrow(ctx, id);
-      } catch (err) {
-        // A busy owner or an unresolved inference: the next tick tries again.
-        if (!(err instanceof GatewayError && err.code === 'conflict')) throw err;
-        lastError = `escrow ${id}: ${err.message}`;
-      }
+    } else if (step.kind === 'pending') {
+      if (step.error) lastError = step.error;
+      remaining.push(id);
     }
   }
   // Only a stage past its creates is finished by its last retirement (a creating stage may already

@@ -4,6 +4,9 @@
 //   regular ones — once a temporary escrow is routed by a proxy, so chat never runs out of escrows;
 // - target (the chain has left PoC): create target_count regular escrows, then retire the temporary
 //   ones, again once a new one is routed;
+// - create → routed → retire fit in one tick: after its creates a stage waits (bounded, ROUTED_WAIT_MS
+//   per tick) for a proxy to route a replacement, then retires at once, so a bridge window of one
+//   tick is enough (the settings refuse a shorter one, admin/settings-routes.ts);
 // - fallback: temporary creation failed → regular escrows are promoted to the temporary role (they
 //   keep serving through the transition and are retired with the temporaries);
 // - suppression: a create that failed on chain (or whose pre-checks say it would: funds, allowlist,
@@ -12,13 +15,16 @@
 // so its commitment (tx hash stored before broadcast) makes a retried or concurrent tick resume the
 // slot's one tx instead of sending a second. Models absent from the chain's governance models are
 // skipped before anything is signed. A Redis lock keeps two controllers from ticking at once; the
-// stage rows in Postgres make a restarted controller carry on where the last one stopped.
+// stage rows in Postgres make a restarted controller carry on where the last one stopped. Last, the
+// settle-window safety pass (retire-by-pass.ts) retires what the stages left past its retire-by
+// height, whether rotation is on or not.
 import { randomUUID } from 'node:crypto';
-import { queryGovernanceModels } from '@gonka-gateway/chain';
+import { ChainError, queryGovernanceModels } from '@gonka-gateway/chain';
 import { decodePoolState } from '@gonka-gateway/shared';
 import type { Sql } from 'postgres';
 import type { ControllerContext } from '../controller-context.js';
-import { type ChainPhase, publishChainPhase } from './chain-phase.js';
+import { type ChainPhase, publishChainPhase, readChainPhase } from './chain-phase.js';
+import { retirePastDue } from './retire-by-pass.js';
 import { checkFunding } from './rotation-funding.js';
 import { planRotation, type RotationStep } from './rotation-plan.js';
 import {
@@ -30,10 +36,24 @@ import {
   updateStage,
 } from './rotation-record.js';
 import { advanceRetiring, type RetireDeps, startRetiring } from './rotation-retire.js';
-import { type RotationModelSettings, readRotationSettings } from './rotation-settings.js';
+import {
+  type RotationModelSettings,
+  type RotationSettings,
+  readRotationSettings,
+} from './rotation-settings.js';
 import { createSlots } from './rotation-slots.js';
 
-export type RotationTickDeps = RetireDeps;
+export interface RotationTickDeps extends RetireDeps {
+  /** How long one tick waits in all for new escrows to be routed (default ROUTED_WAIT_MS). */
+  routedWaitMs?: number;
+}
+
+/**
+ * A proxy claims a registered escrow on its announcement, usually within a few hundred ms
+ * (escrow/serving.ts); past this a stage retires on a later tick instead.
+ */
+export const ROUTED_WAIT_MS = 10_000;
+const ROUTED_POLL_MS = 50;
 
 export interface RotationTickResult {
   ran: boolean;
@@ -84,8 +104,36 @@ async function rotationPass(ctx: ControllerContext, deps: RotationTickDeps): Pro
       await reportModelError(ctx, row.modelId, row.epoch, err);
     }
   }
-  if (!settings?.enabled || settings.models.length === 0) return { ran: true, stages };
+  const result: RotationTickResult =
+    settings?.enabled && settings.models.length > 0
+      ? await runStages(ctx, deps, settings, stages)
+      : { ran: true, stages };
+  await safetyPass(ctx, deps, result.phase, models);
+  return result;
+}
 
+/** The settle-window safety pass; its trouble is logged, never the tick's failure (the stages ran). */
+async function safetyPass(
+  ctx: ControllerContext,
+  deps: RotationTickDeps,
+  phase: ChainPhase | undefined,
+  models: ReadonlyMap<string, RotationModelSettings>,
+): Promise<void> {
+  try {
+    await retirePastDue(ctx, deps, phase ?? (await readChainPhase(ctx)), models);
+  } catch (err) {
+    // The node unreachable is the chain-phase job's to report (node_unreachable); anything else here.
+    const level = err instanceof ChainError ? 'debug' : 'warn';
+    ctx.logger[level]({ err: (err as Error).message }, 'settle-window safety pass failed: retried next tick');
+  }
+}
+
+async function runStages(
+  ctx: ControllerContext,
+  deps: RotationTickDeps,
+  settings: RotationSettings,
+  stages: StageRow[],
+): Promise<RotationTickResult> {
   const phase = await publishChainPhase(ctx);
   const step = planRotation(phase, settings.prePocBlocks);
   const governance = new Set((await queryGovernanceModels(ctx.chain)).map((m) => m.id));
@@ -108,9 +156,10 @@ async function rotationPass(ctx: ControllerContext, deps: RotationTickDeps): Pro
   }
   await warnIfUnderfunded(ctx, rotated, phase.epoch);
   if (step.stage === 'hold') return { ran: true, step, phase, stages };
+  const routedBy = performance.now() + (deps.routedWaitMs ?? ROUTED_WAIT_MS);
   for (const model of rotated) {
     try {
-      stages.push(await runStage(ctx, deps, model, step));
+      stages.push(await runStage(ctx, deps, model, step, routedBy));
     } catch (err) {
       await reportModelError(ctx, model.modelId, step.epoch, err);
     }
@@ -174,6 +223,7 @@ async function runStage(
   deps: RotationTickDeps,
   model: RotationModelSettings,
   step: Extract<RotationStep, { role: RotationRole }>,
+  routedBy: number,
 ): Promise<StageRow> {
   const target = step.stage === 'bridge' ? model.tempCount : model.targetCount;
   const { row: opened, opened: isNew } = await openStage(ctx.sql, {
@@ -227,7 +277,7 @@ async function runStage(
   // What keeps serving once the outgoing role is retired: every routed temporary escrow (created or
   // promoted) in the bridge, this stage's new regular escrows in the target stage.
   const replacements = step.stage === 'bridge' ? await roleEscrows(ctx, model.modelId, 'temp') : created.ids;
-  if (row.target > 0 && !(await anyRouted(ctx, replacements))) {
+  if (row.target > 0 && !(await routedWithin(ctx, replacements, routedBy))) {
     if (replacements.length === 0) {
       await recordEvent(
         ctx,
@@ -243,10 +293,12 @@ async function runStage(
     }
     return row; // retire once a proxy routes a replacement, so chat never runs dry
   }
+  // Routed: retire now. Every proxy re-reads its pool snapshot at once on the announcement of an
+  // escrow it cannot route to yet (apps/proxy ownership/pool-snapshot.ts), and the outgoing
+  // escrows' drain is announced after the replacement was published, so a snapshot that shows them
+  // draining shows the replacement too.
   if (row.target > 0 && row.replacementRoutedAt === null) {
-    // Seen routed now: retire on the next tick, so every proxy's pool snapshot has the replacement
-    // before the outgoing escrows stop taking requests.
-    return updateStage(ctx.sql, row, { replacementRoutedAt: new Date() });
+    row = await updateStage(ctx.sql, row, { replacementRoutedAt: new Date() });
   }
   const outgoing = step.stage === 'bridge' ? 'regular' : 'temp';
   const outgoingIds = await startRetiring(
@@ -276,7 +328,8 @@ const union = (a: readonly bigint[], b: readonly bigint[]) => [
  * Settle window (chain-and-network.md §2.6 rule 9: an escrow settles in its own epoch or the next):
  * at the bridge into `epoch`, every rotated escrow created before the epoch now in force must be
  * retired now, whatever its role and whether a replacement is routed — e.g. temporaries kept
- * because the last target stage could not create anything. Money before availability.
+ * because the last target stage could not create anything. Money before availability. The
+ * retire-by pass (retire-by-pass.ts) usually retires them earlier; this one needs no block time.
  */
 async function retireExpiring(
   ctx: ControllerContext,
@@ -360,6 +413,20 @@ async function roleEscrows(
 
 async function servingCount(ctx: ControllerContext, modelId: string, role: RotationRole): Promise<number> {
   return (await roleEscrows(ctx, modelId, role)).length;
+}
+
+/** anyRouted, asked again until `deadline` (performance.now()) while `ids` has an escrow to wait for. */
+async function routedWithin(
+  ctx: ControllerContext,
+  ids: readonly bigint[],
+  deadline: number,
+): Promise<boolean> {
+  for (;;) {
+    if (await anyRouted(ctx, ids)) return true;
+    const left = deadline - performance.now();
+    if (ids.length === 0 || left <= 0) return false;
+    await new Promise((r) => setTimeout(r, Math.min(ROUTED_POLL_MS, left)));
+  }
 }
 
 /** Some escrow of `ids` is owned by a proxy and routed (its pool entry says `active`). */

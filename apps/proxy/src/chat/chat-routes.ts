@@ -122,6 +122,7 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     hopSecret: o.hopSecret,
     unreachable: new UnreachableOwners(),
     metrics: o.metrics,
+    tokenPrice: (model) => o.keyDirectory.tokenPrice(model),
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply, escrowId: bigint | undefined) => {
@@ -150,7 +151,8 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
       account.finish(undefined);
       throw error;
     });
-    if (outcome.kind === 'not_here') return forwardToOwner(forward, request, reply, chat, account, hop);
+    if (outcome.kind === 'not_here')
+      return forwardToOwner(forward, request, reply, chat, account, hop, outcome.unfunded);
     account.finish(outcome);
     return reply;
   };

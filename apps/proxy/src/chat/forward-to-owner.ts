@@ -2,11 +2,16 @@
 // (architecture §2.4), streamed with @fastify/reply-from, at most one hop. The hop is
 // marked with an HMAC of the request id under the admin key digest, which every replica holds, so a
 // client cannot claim a request was already admitted elsewhere.
+//
+// Funding: owners whose escrows look able to fund the request by the pool's balance estimate are
+// preferred (the owner decides exactly, pick-escrow.ts); when nothing here could fund it and no
+// owner elsewhere is left, the answer is 503 `insufficient_escrow_funds`, never a nonce.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { GatewayError, type PoolEscrowState } from '@gonka-gateway/shared';
+import { DEPLETION_THRESHOLD, GatewayError, type PoolEscrowState } from '@gonka-gateway/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PoolSnapshot } from '../ownership/pool-snapshot.js';
 import type { ProxyMetrics } from '../proxy-metrics.js';
+import type { FundingShortfall } from './pick-escrow.js';
 import type { RequestAccount } from './request-account.js';
 import type { ChatPlan } from './request-plan.js';
 
@@ -57,19 +62,25 @@ export function neverReachedOwner(error: { code?: string; cause?: unknown }): bo
   return cause?.code === 'ECONNREFUSED' || cause?.code === 'EHOSTUNREACH' || cause?.code === 'ENETUNREACH';
 }
 
-/** An owner replica's internal URL for the model (or one escrow), other than this replica. */
+/**
+ * An owner replica's internal URL for the model (or one escrow), other than this replica: among the
+ * escrows `prefer` accepts when there are any, else among all.
+ */
 export function ownerUrl(
   pool: PoolSnapshot,
   selfId: string,
   match: (e: PoolEscrowState) => boolean,
   skip: (url: string) => boolean = () => false,
+  prefer: (e: PoolEscrowState) => boolean = () => true,
 ): string | undefined {
-  const candidates: { url: string; weight: number }[] = [];
+  let candidates: { url: string; weight: number; preferred: boolean }[] = [];
   for (const e of pool.escrows) {
     if (!match(e) || e.status !== 'active' || !e.owner || e.owner === selfId) continue;
     const url = pool.replicaUrl(e.owner);
-    if (url && !skip(url)) candidates.push({ url, weight: Math.max(1, e.capacityWeight) });
+    if (url && !skip(url))
+      candidates.push({ url, weight: Math.max(1, e.capacityWeight), preferred: prefer(e) });
   }
+  if (candidates.some((c) => c.preferred)) candidates = candidates.filter((c) => c.preferred);
   if (candidates.length === 0) return undefined;
   // Weighted by capacity: the owners balance their own escrows; this spreads between owners.
   let r = Math.random() * candidates.reduce((s, c) => s + c.weight, 0);
@@ -89,13 +100,51 @@ export interface ForwardDeps {
   readonly hopSecret: Buffer;
   readonly unreachable: UnreachableOwners;
   readonly metrics: ProxyMetrics;
+  /** The model's token price (the key directory's), for the pool's funding estimate. */
+  readonly tokenPrice: (model: string) => bigint | undefined;
 }
+
+/**
+ * Whether a pool entry looks able to fund the request: its balance estimate is above the serving
+ * minimum and covers (input + max_tokens) × price. An estimate only (the fee and the floor are the
+ * owner's to add); the owner decides exactly.
+ */
+export function mayFund(
+  e: PoolEscrowState,
+  plan: Pick<ChatPlan, 'inputTokens' | 'maxTokens'>,
+  price?: bigint,
+): boolean {
+  if (e.balanceEstimate < DEPLETION_THRESHOLD) return false;
+  return price === undefined || e.balanceEstimate >= BigInt(plan.inputTokens + plan.maxTokens) * price;
+}
+
+/** The 503 of a request no escrow of its model can fund (spec §7 "error body format: not shown"). */
+export function insufficientFunds(
+  plan: Pick<ChatPlan, 'model' | 'maxTokens'>,
+  s: FundingShortfall,
+): GatewayError {
+  const which =
+    s.escrows === 1
+      ? `the 1 escrow of model ${plan.model} tried cannot fund this request`
+      : `none of the ${s.escrows} escrows of model ${plan.model} tried can fund this request`;
+  return new GatewayError(
+    'insufficient_escrow_funds',
+    `${which}: with max_tokens ` +
+      `${plan.maxTokens} it needs ${s.needed} ngonka and the most one can reserve now is ${s.available}; ` +
+      'lower max_tokens or retry later',
+    { param: 'max_tokens' },
+  );
+}
+
+/** Retry-After of a request no escrow can fund now: reservations in flight return within seconds. */
+const UNFUNDED_RETRY_AFTER = '10';
 
 /**
  * Sends the request to an owner replica (nothing local could start it). An owner that never read the
  * request (refused, unreachable) is skipped for a few seconds and the next live owner is tried; an
  * owner that failed after reading it is answered as a retryable 503, never a bare 500. Without an
- * owner: 503 `no_escrow_available` with Retry-After.
+ * owner: 503 with Retry-After, `insufficient_escrow_funds` when escrows here could not fund the
+ * request, else `no_escrow_available`.
  */
 export function forwardToOwner(
   deps: ForwardDeps,
@@ -104,10 +153,14 @@ export function forwardToOwner(
   plan: ChatPlan,
   account: RequestAccount,
   hop: boolean,
+  /** Escrows here that could start the request but cannot fund it (serve/attempt-race.ts). */
+  unfunded?: FundingShortfall,
 ): FastifyReply {
   const owners = (e: PoolEscrowState) =>
     plan.escrowId !== undefined ? e.escrowId === plan.escrowId : e.modelId === plan.model;
   const skip = (u: string) => deps.unreachable.has(u);
+  const price = deps.tokenPrice(plan.model);
+  const funds = (e: PoolEscrowState) => mayFund(e, plan, price);
   const refuse = (error: GatewayError, headers: Record<string, string>) => {
     account.finish(undefined);
     return reply
@@ -117,13 +170,16 @@ export function forwardToOwner(
   };
   // At most one hop: an owner that cannot serve answers itself.
   const url =
-    hop || account.ticket === undefined ? undefined : ownerUrl(deps.pool, deps.replicaId, owners, skip);
+    hop || account.ticket === undefined
+      ? undefined
+      : ownerUrl(deps.pool, deps.replicaId, owners, skip, funds);
   if (!url) {
     // Owners exist but each refused a connection a moment ago: the answer of a refused forward, not
     // "no escrow" (the pool still lists them until their leases expire).
     if (!hop && account.ticket !== undefined && ownerUrl(deps.pool, deps.replicaId, owners) !== undefined) {
       return refuse(ownerDidNotAnswer(), RETRY_SHORTLY);
     }
+    if (unfunded) return refuse(insufficientFunds(plan, unfunded), { 'retry-after': UNFUNDED_RETRY_AFTER });
     return refuse(new GatewayError('no_escrow_available', `no escrow can serve model ${plan.model} now`), {
       'retry-after': '10',
     });
@@ -143,7 +199,7 @@ export function forwardToOwner(
         // read the request is skipped, and the request goes to another live owner.
         if (neverReachedOwner(error as { code?: string; cause?: unknown })) {
           deps.unreachable.mark(target);
-          const next = ownerUrl(deps.pool, deps.replicaId, owners, skip);
+          const next = ownerUrl(deps.pool, deps.replicaId, owners, skip, funds);
           if (next) {
             send(next, failed as FastifyReply);
             return;

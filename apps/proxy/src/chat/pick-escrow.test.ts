@@ -4,9 +4,11 @@ import {
   canFund,
   DEPLETION_THRESHOLD,
   DOMINANT_PENALTY,
+  fundingOf,
   hostPenalty,
   MISMATCH_PENALTY,
   pickOwned,
+  shortfallAmong,
 } from './pick-escrow.js';
 
 const escrow = (id: bigint, over: Partial<OwnedEscrowInfo> = {}): OwnedEscrowInfo => ({
@@ -69,7 +71,36 @@ describe('pool routing among owned escrows (spec §1.5, §3.1, §8)', () => {
     const pricey = escrow(1n, { balance: 1_500_000n, tokenPrice: 10_000n });
     expect(canFund(pricey, { inputTokens: 100n, maxTokens: 1n })).toBe(false);
     expect(canFund({ ...pricey, maxTokensFloor: 1n }, { inputTokens: 100n, maxTokens: 1n })).toBe(true);
-    expect(pickOwned([escrow(1n, { balance: 1_000_000_000n })], 'm', big)).toBeUndefined();
+    // Short of funds by its numbers: a last resort, after every escrow that can pay (its session
+    // decides with what the queued host txs return, before any nonce); depleted ones never.
+    expect(
+      pickOwned([escrow(1n, { balance: 1_000_000_000n }), escrow(2n, { inFlight: 9 })], 'm', big)?.escrowId,
+    ).toBe(2n);
+    expect(pickOwned([escrow(1n, { balance: 1_000_000_000n })], 'm', big)?.escrowId).toBe(1n);
+    expect(pickOwned([escrow(1n, { balance: 999_999n })], 'm', r)).toBeUndefined();
+  });
+
+  it('tells a request too big for an escrow from a depleted escrow, and sums up the ones too small', () => {
+    // (100 + 200) × 1000 + 10 = 300,010 needed.
+    const small = escrow(1n, { balance: 1_200_000n });
+    const smaller = escrow(2n, { balance: 1_100_000n, tokenPrice: 2_000n });
+    const big = escrow(3n, { balance: 5_000_000_000n });
+    const bigR = { inputTokens: 1_000n, maxTokens: 200n }; // 1,200,010 on price 1000
+    expect(fundingOf(small, r)).toBe('funds');
+    expect(fundingOf(small, bigR)).toBe('exceeds');
+    expect(fundingOf(escrow(4n, { balance: 999_999n }), r)).toBe('depleted');
+    expect(fundingOf(escrow(5n, { balance: undefined }), r)).toBe('unknown');
+    expect(pickOwned([small, smaller, big], 'm', bigR)?.escrowId).toBe(3n);
+    expect(pickOwned([small, smaller, { ...big, inFlight: 30 }], 'm', bigR)?.escrowId).toBe(3n);
+    // Without the big one: two escrows that cannot fund it, the least need and the most reservable.
+    expect(shortfallAmong([small, smaller, escrow(4n, { balance: 999_999n })], 'm', bigR)).toEqual({
+      escrows: 2,
+      needed: 1_200_010n,
+      available: 1_199_990n,
+    });
+    // Those the request already refused are not counted twice; none short: nothing to say.
+    expect(shortfallAmong([small, smaller], 'm', bigR, new Set([1n]))?.escrows).toBe(1);
+    expect(shortfallAmong([small, big], 'm', r)).toBeUndefined();
   });
 
   describe('host quality: served bytes and dominant hosts', () => {

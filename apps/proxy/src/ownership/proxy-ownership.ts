@@ -7,6 +7,8 @@
 // node is down").
 import type { HostTarget, SessionEvent } from '@gonka-gateway/devshard/session';
 import {
+  ApprovedVersions,
+  ChainMaxNonce,
   creatorKeyFromEnv,
   HostDirectory,
   OwnershipRuntime,
@@ -53,6 +55,8 @@ export interface ProxyOwnershipOptions {
 
 export interface ProxyOwnership {
   readonly runtime: OwnershipRuntime;
+  /** The chain's approved_versions as last read (GET /v1/status; claims refuse unapproved ones). */
+  readonly versions: ApprovedVersions;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -85,6 +89,13 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     },
     onError: (error) => log?.warn({ err: error }, 'storing the escrow participants failed'),
   });
+  // An escrow bound to a runtime the chain no longer approves is not claimed (devshard-protocol.md
+  // §1, §4.1); marker `escrow_version_unsupported`, pool status `unsupported_version`.
+  const versions = new ApprovedVersions({
+    client,
+    onError: (error) => log?.warn({ err: error }, 'reading the approved protocol versions failed'),
+  });
+  const maxNonces = new ChainMaxNonce({ client });
   const resolveHost = (address: string, version: string): HostTarget | undefined => {
     const target = hosts.resolve(address, version);
     if (!target || options.allowPrivateHosts || !isPrivateHostUrl(target.baseUrl)) return target;
@@ -102,6 +113,9 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     signerFor: creatorKeyFromEnv(options.env, { encryptionKey: config.encryptionKey }),
     resolveHost,
     prepare: (escrow) => hosts.prepareFor(escrow.escrowId),
+    versionRefusal: (version) => versions.refusal(version),
+    // Records stored without the escrow's max_nonce: read from the chain (§7.5, ChainMaxNonce).
+    maxNonceOf: (escrowId) => maxNonces.of(escrowId),
     opened: (escrowId, participants) => hosts.remember(escrowId, participants),
     released: (escrowId) => hosts.forget(escrowId),
     ...(options.flushIdleMs !== undefined ? { flushIdleMs: options.flushIdleMs } : {}),
@@ -112,6 +126,7 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
   });
   return {
     runtime,
+    versions,
     start: () => runtime.start(),
     async close() {
       await runtime.close();

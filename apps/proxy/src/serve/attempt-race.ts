@@ -13,16 +13,22 @@
 // unseen. A streamed answer that breaks after content started ends with an error event and [DONE];
 // a non-streamed one is retried, since the client has seen nothing. A deterministic host error (the
 // request itself is bad) is answered as that OpenAI error without another attempt.
+//
+// Funding: escrows that cannot fund this request's reservation are not picked (pick-escrow.ts), and
+// one whose session says so anyway (`request_exceeds_escrow`, a reservation taken meanwhile) is
+// passed over for the next escrow of the model, before any nonce and without blaming a host. When no
+// escrow here can fund it, the request goes to an owner elsewhere or is answered 503
+// `insufficient_escrow_funds` (forward-to-owner.ts), with what was found short.
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import {
   HostErrorCode,
-  type InferenceResult,
+  isFundingError,
   isHostTransportError,
   isSessionError,
   SessionErrorCode,
 } from '@gonka-gateway/devshard/session';
-import type { OwnedEscrowInfo, OwnedSessions } from '@gonka-gateway/escrow-runtime';
+import type { OwnedEscrowInfo, OwnedInferenceResult, OwnedSessions } from '@gonka-gateway/escrow-runtime';
 import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -33,7 +39,13 @@ import {
   type Usage,
   usageOf,
 } from '../chat/completion.js';
-import { pickOwned, type Reservation } from '../chat/pick-escrow.js';
+import {
+  addShortfall,
+  type FundingShortfall,
+  pickOwned,
+  type Reservation,
+  shortfallAmong,
+} from '../chat/pick-escrow.js';
 import type { ResponseAsk } from '../chat/request-policy.js';
 import { cleanChunkLine } from '../chat/response-hygiene.js';
 import type { AttemptRecord } from '../chat/usage-events.js';
@@ -70,7 +82,11 @@ export interface ServeDeps {
 }
 
 export type ServeOutcome =
-  | { readonly kind: 'not_here' }
+  | {
+      readonly kind: 'not_here';
+      /** Escrows here that could start the request but cannot fund it; absent when none. */
+      readonly unfunded?: FundingShortfall;
+    }
   | {
       readonly kind: 'served';
       readonly status: number;
@@ -178,6 +194,9 @@ class AttemptRace {
   readonly #tried = new Set<string>();
   /** Escrows that refused before a nonce (draining, no funds, no eligible host…). */
   readonly #refused = new Set<bigint>();
+  /** Escrows whose session found this request too big for them (request_exceeds_escrow). */
+  #unfunded: FundingShortfall | undefined;
+  readonly #unfundedIds = new Set<bigint>();
   readonly #started = performance.now();
   #winner: Attempt | undefined;
   #out: Readable | undefined;
@@ -427,7 +446,7 @@ class AttemptRace {
   }
 
   /** The session's result: after [DONE], after a failure, or after the tail of a dropped attempt. */
-  #onResult(a: Attempt, result: InferenceResult): void {
+  #onResult(a: Attempt, result: OwnedInferenceResult): void {
     a.clearTimer();
     a.phase = 'ended';
     a.endedAt ??= performance.now();
@@ -439,6 +458,10 @@ class AttemptRace {
     }
     if (this.#winner === a && a.sawDone) {
       this.#succeed(a);
+      return;
+    }
+    if (result.cut !== undefined) {
+      this.#cutByOwner(a, result.cut);
       return;
     }
     if (result.status === 'completed') {
@@ -453,6 +476,32 @@ class AttemptRace {
     this.#fail(a, failureOf(result.error), shortCode(result.error));
   }
 
+  /**
+   * A forced settle cut the attempt (escrow-runtime owned-sessions.ts): its escrow is being settled
+   * now, no host is to blame. A streamed answer already under way ends with an error event naming
+   * the cause; otherwise the client has seen nothing and another escrow may serve the request. The
+   * attempt's record keeps the cause (`cut_<cause>`).
+   */
+  #cutByOwner(a: Attempt, cause: string): void {
+    this.#refused.add(a.escrow.escrowId);
+    this.#drop(a, 'cancelled', `cut_${cause}`);
+    const error = new GatewayError(
+      'service_unavailable',
+      `the escrow serving this request was settled by the operator (${cause})`,
+    );
+    if (this.#winner === a && this.input.stream && this.#out) {
+      this.#out.push(Buffer.from(`data: ${JSON.stringify(error.toBody())}\n\n`));
+      this.#out.push(DONE);
+      this.#out.push(null);
+      this.#resolveServed(error.status, a);
+      return;
+    }
+    if (this.#winner === a) this.#winner = undefined;
+    this.#lastError = error;
+    if (!this.#clientGone && this.#mayStartAnother()) this.#startAttempt(true);
+    this.#settleIfIdle();
+  }
+
   /** The session refused before taking a nonce (SessionError, NotOwnedError): another escrow may. */
   #onRefused(a: Attempt, error: unknown): void {
     a.clearTimer();
@@ -462,8 +511,17 @@ class AttemptRace {
     a.error = shortCode(error);
     a.dropped = true;
     if (this.#done) return;
-    this.#lastError = error;
     this.#refused.add(a.escrow.escrowId);
+    if (isFundingError(error)) {
+      if (error.code === SessionErrorCode.RequestExceedsEscrow) {
+        this.#unfunded = addShortfall(this.#unfunded, error.needed, error.available);
+        this.#unfundedIds.add(a.escrow.escrowId);
+      }
+      // A funding verdict never hides a failure this request already met elsewhere.
+      this.#lastError ??= error;
+    } else {
+      this.#lastError = error;
+    }
     // Not a spent attempt: try the next escrow without counting against the budget.
     const retry =
       !this.#clientGone &&
@@ -527,15 +585,29 @@ class AttemptRace {
     if (this.#done || this.#winner !== undefined) return;
     if (this.#live().length > 0) return;
     const spent = this.#attempts.some((a) => a.nonce !== undefined);
-    if (!spent && (this.#lastError === undefined || escrowNotServing(this.#lastError))) {
+    const last = this.#lastError;
+    if (!spent && (last === undefined || escrowNotServing(last) || isFundingError(last))) {
       this.#done = true;
-      this.#resolve({ kind: 'not_here' });
+      const unfunded = this.#shortfall();
+      this.#resolve(unfunded ? { kind: 'not_here', unfunded } : { kind: 'not_here' });
       return;
     }
     const error = this.#lastError
       ? toGatewayError(this.#lastError)
       : new GatewayError('no_escrow_available', `no escrow can serve model ${this.input.model} now`);
     this.#answerError(error);
+  }
+
+  /** Local escrows that cannot fund the request: the sessions' verdicts and the routing inputs'. */
+  #shortfall(): FundingShortfall | undefined {
+    const i = this.input;
+    let owned = this.deps.sessions.list();
+    if (i.escrowId !== undefined) owned = owned.filter((e) => e.escrowId === i.escrowId);
+    const estimated = shortfallAmong(owned, i.model, i.reservation, this.#unfundedIds);
+    if (!estimated) return this.#unfunded;
+    if (!this.#unfunded) return estimated;
+    const merged = addShortfall(this.#unfunded, estimated.needed, estimated.available);
+    return { ...merged, escrows: this.#unfunded.escrows + estimated.escrows };
   }
 
   #deterministic(a: Attempt, status: number, message: string): void {

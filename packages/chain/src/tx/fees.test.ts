@@ -66,6 +66,11 @@ describe('computeTxFee', () => {
     expect(
       computeTxFee({ typeUrls: [MSG_SETTLE_DEVSHARD_ESCROW], feeParams: params(), payExempt: true }).amount,
     ).toBe(8_400_000n); // in no enabled group: the highest enabled price, 12 × 700000
+    // An enabled group listing the settlement prices it: that group's price, 50 × 700000.
+    const priced = params({ enabledFeeGroups: ['cosmos', 'epoch', 'dormant'] });
+    expect(computeTxFee({ typeUrls: [MSG_SETTLE_DEVSHARD_ESCROW], feeParams: priced }).amount).toBe(
+      35_000_000n,
+    );
     // One non-exempt message makes the whole tx pay.
     expect(
       computeTxFee({ typeUrls: [MSG_SETTLE_DEVSHARD_ESCROW, MSG_SEND], feeParams: params() }).amount,

@@ -8,6 +8,10 @@
 // MsgSettleDevshardEscrow is a network duty, fee-exempt for an allowlisted settler (every settler
 // is: settling requires the allowlist): a tx of exempt messages only pays nothing. Paying would
 // not be harmless: the chain deducts what is offered (700k gas × 10 = the price of 7,000 nonces).
+// The exemption ends where the chain says so in its fee params: an exempt message that an enabled
+// fee group lists by type URL is priced like any listed message (that group's price), so a chain
+// that prices settlement is followed without configuration (the devnet does the same,
+// packages/devnet/src/chain/fees.ts).
 import type { FeeParams } from '../query/params.js';
 import type { TxFee } from './build-tx.js';
 import { MSG_SETTLE_DEVSHARD_ESCROW } from './escrow-messages.js';
@@ -39,6 +43,21 @@ export function gasPriceFor(typeUrls: readonly string[], feeParams: FeeParams | 
   return max([feeParams.minGasPriceNgonka, floor, ...perMessage]);
 }
 
+/** An enabled fee group lists `typeUrl` itself (not "outside every group"): the chain prices it. */
+export function listedInEnabledGroup(typeUrl: string, feeParams: FeeParams | null): boolean {
+  if (!feeParams) return false;
+  const enabled = new Set(feeParams.enabledFeeGroups);
+  return feeParams.groups.some((g) => enabled.has(g.name) && g.typeUrls.includes(typeUrl));
+}
+
+/** Every message is exempt (§2.3) and no enabled fee group prices it: the tx pays nothing. */
+export function isFeeExempt(typeUrls: readonly string[], feeParams: FeeParams | null): boolean {
+  return (
+    typeUrls.length > 0 &&
+    typeUrls.every((url) => FEE_EXEMPT_TYPE_URLS.has(url) && !listedInEnabledGroup(url, feeParams))
+  );
+}
+
 export interface FeeInput {
   typeUrls: readonly string[];
   feeParams: FeeParams | null;
@@ -51,8 +70,7 @@ export interface FeeInput {
 export function computeTxFee(input: FeeInput): TxFee {
   const gasLimit = input.gasLimit ?? DEFAULT_TX_GAS_LIMIT;
   if (gasLimit <= 0n) throw new RangeError('gas limit must be positive');
-  const exempt = input.typeUrls.length > 0 && input.typeUrls.every((url) => FEE_EXEMPT_TYPE_URLS.has(url));
-  if (exempt && !input.payExempt) return { amount: 0n, gasLimit };
+  if (isFeeExempt(input.typeUrls, input.feeParams) && !input.payExempt) return { amount: 0n, gasLimit };
   const price = gasPriceFor(input.typeUrls, input.feeParams, input.gasPriceFloor ?? DEFAULT_GAS_PRICE_FLOOR);
   return { amount: gasLimit * price, gasLimit };
 }

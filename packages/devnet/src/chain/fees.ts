@@ -1,7 +1,10 @@
 // Fee and gas rules (chain-and-network.md §2.3). The required fee is gas_limit × price, where the
 // price is the highest applicable enabled fee-group price over the tx's messages (a message outside
 // every enabled group pays the highest enabled price), floored by min_gas_price_ngonka. Settlement
-// by an allowlisted settler is a fee-exempt network duty.
+// by an allowlisted settler is a fee-exempt network duty, unless an enabled fee group lists
+// MsgSettleDevshardEscrow by type URL: then it pays that group's price like any listed message. The
+// default params list it nowhere (exempt, as on mainnet); a test prices settlement by adding such a
+// group (startDevnet's `params`, or chain.updateParams at runtime).
 //
 // Gas used is a fixed model, not metering: tx bytes × 10 and 1,000 per secp256k1 verification (the
 // SDK's TxSizeCostPerByte and SigVerifyCostSecp256k1), plus a per-message cost. It is deliberately
@@ -47,12 +50,21 @@ function priceForMessage(typeUrl: string, fee: FeeParams): bigint {
   return [groupPrice, fee.minGasPriceNgonka].sort(byPrice).at(-1)!;
 }
 
-/** True when every message is a settlement whose settler passes the escrow allowlist. */
+/** True when an enabled fee group lists the message type itself. */
+function listedInEnabledGroup(typeUrl: string, fee: FeeParams): boolean {
+  return fee.groups.some((g) => fee.enabledFeeGroups.includes(g.name) && g.typeUrls.includes(typeUrl));
+}
+
+/**
+ * True when every message is a settlement whose settler passes the escrow allowlist, and no enabled
+ * fee group prices settlement.
+ */
 export function isFeeExempt(tx: DecodedTx, env: ExecEnv): boolean {
   return tx.messages.every(
     (m) =>
       m.typeUrl === MSG_SETTLE_DEVSHARD_ESCROW &&
-      env.chain.isAllowedEscrowCreator(env.params, m.value.settler),
+      env.chain.isAllowedEscrowCreator(env.params, m.value.settler) &&
+      !listedInEnabledGroup(m.typeUrl, env.params.fee),
   );
 }
 

@@ -78,7 +78,8 @@ export function defaultParams(allowedCreators: string[]): DevnetParams {
     validation: { timestampExpiration: 60n, timestampAdvance: 30n },
     // §2.3: MsgSend is in the `cosmos` group; MsgCreateDevshardEscrow is in no group and so pays the
     // highest enabled price (10 ngonka/gas, the host documentation's --gas-prices). Settlement is a
-    // fee-exempt network duty for an allowlisted settler (listed nowhere on purpose).
+    // fee-exempt network duty for an allowlisted settler (listed nowhere on purpose: an enabled
+    // group listing it would price it, chain/fees.ts).
     fee: {
       minGasPriceNgonka: 0n,
       enabledFeeGroups: ['cosmos', 'epoch'],

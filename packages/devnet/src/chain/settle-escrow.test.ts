@@ -1,4 +1,4 @@
-import { type MsgSettleDevshardEscrow, PrivateKey } from '@gonka-gateway/chain';
+import { MSG_SETTLE_DEVSHARD_ESCROW, type MsgSettleDevshardEscrow, PrivateKey } from '@gonka-gateway/chain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../devnet.js';
 import {
@@ -224,6 +224,23 @@ describe('MsgSettleDevshardEscrow: rejections change nothing', () => {
     const msg = { ...payload(), settler: outsider.address };
     await expectRejected(msg, 13, /insufficient fees/, { signer: outsider, codespace: 'sdk' });
     await expectRejected(msg, 1170, /allowlist/, { signer: outsider, fee: 4_000_000n });
+  });
+
+  it('prices a settlement that an enabled fee group lists: the allowlisted settler then pays (13 without it)', async () => {
+    const original = devnet.chain.params().fee;
+    devnet.chain.updateParams((p) => {
+      p.fee.groups.push({ name: 'devshard', minGasPrice: 3n, typeUrls: [MSG_SETTLE_DEVSHARD_ESCROW] });
+      p.fee.enabledFeeGroups.push('devshard');
+    });
+    try {
+      await expectRejected(payload(), 13, /insufficient fees; got: 0ngonka required: \d+ngonka/, {
+        codespace: 'sdk',
+      });
+    } finally {
+      devnet.chain.updateParams((p) => {
+        p.fee = original;
+      });
+    }
   });
 
   it('rejects too few signatures (10 of 16, quorum 11)', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ESCROW_ID, request, setup } from '../testing/session-setup.js';
 import { wrapStore } from '../testing/wrap-store.js';
 import { SessionErrorCode } from './errors.js';
-import type { InferenceHandlers } from './inference.js';
+import { InferenceCut, type InferenceHandlers } from './inference.js';
 
 /** Handlers that record what reached the client. */
 function client(signal?: AbortSignal) {
@@ -121,6 +121,22 @@ describe('a client that goes away (architecture §5)', () => {
     // A stream we cut ourselves proves nothing about the host: no served-bytes verdict, no count.
     expect(r.served).toBeUndefined();
     expect(s.servedCounts().size).toBe(0);
+    expect(s.fault).toBeUndefined();
+  });
+
+  it('a request its owner cuts (InferenceCut): the host stream is cancelled at once, without the tail', async () => {
+    const t = setup();
+    await t.init();
+    // A tail this long would outlast the test: the cut must not wait for it.
+    const s = await t.open({ disconnectTailMs: 600_000 });
+    t.net.hostOfSlot(1).behaviour.hangBeforeMeta = true;
+    const owner = new AbortController();
+    const r = await s.infer(request(), {
+      onReceipt: () => owner.abort(new InferenceCut('settle_forced')),
+      signal: owner.signal,
+    });
+    expect(r).toMatchObject({ nonce: 1n, confirmed: true, finished: true, clientGone: true });
+    expect(r.served).toBeUndefined();
     expect(s.fault).toBeUndefined();
   });
 });

@@ -10,6 +10,7 @@
 // owner's router reads `hostRisk()` and prefers escrows without a dominant host.
 import type { SessionState } from '../state/types.js';
 import { SessionError, SessionErrorCode } from './errors.js';
+import { checkFunding } from './funding.js';
 import { type SessionContext, targetAddress } from './session-context.js';
 import { composeAndPersist } from './write-ahead.js';
 
@@ -101,13 +102,8 @@ export async function burnBlockedNonces(
     const nonce = ctx.state.latestNonce + 1n;
     if (nonce > workLimit)
       throw new SessionError(SessionErrorCode.NonceLimit, `nonce ${nonce} > ${workLimit}`);
-    const fee = ctx.state.config.feePerNonce;
-    if (options.reserve !== undefined && ctx.state.balance < options.reserve + 2n * fee) {
-      throw new SessionError(
-        SessionErrorCode.InsufficientBalance,
-        `balance ${ctx.state.balance} cannot pay a burned nonce and reserve ${options.reserve} + fee ${fee}`,
-      );
-    }
+    // This burned nonce's fee, then the inference's own diff: both before the reservation.
+    if (options.reserve !== undefined) checkFunding(ctx, options.reserve, 2n);
     const address = targetAddress(ctx, nonce);
     await composeAndPersist(ctx, []);
     burned.push(nonce);

@@ -27,8 +27,16 @@ export const SessionErrorCode = {
    * the unpinned v5 record height fields (§12 #1) most likely differ from the hosts'. Stop.
    */
   StampLayoutMismatch: 'stamp_layout_mismatch',
-  /** balance < reserved + fee_per_nonce (§7.1 step 2). */
+  /**
+   * The escrow is depleted: its balance cannot pay the smallest inference (one fee_per_nonce and the
+   * reservation of max_tokens at the floor, §7.1 step 2, §5.4). No request can be served on it.
+   */
   InsufficientBalance: 'insufficient_balance',
+  /**
+   * This request's reservation and fee exceed the balance (§7.1 step 2), but a smaller request would
+   * still fit: the escrow is not depleted, another escrow may serve this one (funding.ts).
+   */
+  RequestExceedsEscrow: 'request_exceeds_escrow',
   /** Too close to max_nonce for new work (§7.5). */
   NonceLimit: 'nonce_limit',
   MaxTokensBelowFloor: 'max_tokens_below_floor',
@@ -77,4 +85,26 @@ export class SessionError extends Error {
 
 export function isSessionError(error: unknown): error is SessionError {
   return error instanceof SessionError;
+}
+
+/**
+ * A funding verdict before any nonce is taken (funding.ts): `request_exceeds_escrow` (this request is
+ * too big for the escrow) or `insufficient_balance` (the escrow is depleted). ngonka amounts.
+ */
+export class FundingError extends SessionError {
+  constructor(
+    code: typeof SessionErrorCode.RequestExceedsEscrow | typeof SessionErrorCode.InsufficientBalance,
+    /** The reservation plus the fees this inference would take. */
+    readonly needed: bigint,
+    /** What the escrow could reserve now: its balance less the fees the inference takes (floored at 0). */
+    readonly available: bigint,
+    detail: string,
+  ) {
+    super(code, detail);
+    this.name = 'FundingError';
+  }
+}
+
+export function isFundingError(error: unknown): error is FundingError {
+  return error instanceof FundingError;
 }

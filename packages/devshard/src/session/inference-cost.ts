@@ -32,3 +32,16 @@ export function recordCost(r: InferenceRecord): InferenceCost {
       return { cost: r.actualCost, final: true };
   }
 }
+
+/**
+ * The reservations of the inferences still Pending or Started: what returns to the balance, less
+ * their actual cost, when their Finish or timeout is applied (§5.4). The pool entry publishes it, so
+ * the balance check can hold an escrow those returns may bring back above the serving minimum.
+ */
+export function reservedTotal(state: SessionState): bigint {
+  let total = 0n;
+  for (const r of state.inferences.values()) {
+    if (r.status === InferenceStatus.Pending || r.status === InferenceStatus.Started) total += r.reservedCost;
+  }
+  return total;
+}

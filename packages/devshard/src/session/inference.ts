@@ -18,6 +18,7 @@ import { resolveUnresolved } from './append.js';
 import { checkRejectedDiff, openChat, readMempool } from './delivery.js';
 import { burnBlockedNonces } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
+import { checkFunding, reservationOf } from './funding.js';
 import { assertUsableAsync } from './ownership.js';
 import { intakeHostTxs, processReceipt } from './response.js';
 import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
@@ -110,26 +111,21 @@ export async function composeInference(
   if (ctx.state.phase !== SessionPhase.Active || ctx.finalizing) {
     throw new SessionError(SessionErrorCode.NotActive, `phase ${ctx.state.phase}`);
   }
+  // Bad input and a request the escrow cannot fund are refused before any nonce is signed, burned
+  // ones included (funding.ts).
+  if (input.maxTokens < ctx.state.config.maxTokensFloor) {
+    throw new SessionError(SessionErrorCode.MaxTokensBelowFloor, `max_tokens ${input.maxTokens}`);
+  }
+  const reserve = reservationOf(ctx.state, input.inputLength, input.maxTokens);
+  checkFunding(ctx, reserve, 1n);
   // Nonces of a blocked dominant host or of an avoided executor are burned fee-only, never started
   // (dominant-hosts.ts).
-  const burned = await burnBlockedNonces(ctx, workLimit, {
-    avoid: input.avoid,
-    reserve: (input.inputLength + input.maxTokens) * ctx.state.config.tokenPrice,
-  });
+  const burned = await burnBlockedNonces(ctx, workLimit, { avoid: input.avoid, reserve });
   const state = ctx.state;
   const nonce = state.latestNonce + 1n;
   if (nonce > workLimit) throw new SessionError(SessionErrorCode.NonceLimit, `nonce ${nonce} > ${workLimit}`);
-  if (input.maxTokens < state.config.maxTokensFloor) {
-    throw new SessionError(SessionErrorCode.MaxTokensBelowFloor, `max_tokens ${input.maxTokens}`);
-  }
   // §7.1 step 2: the reservation and this diff's fee must both be covered before composing.
-  const reserved = (input.inputLength + input.maxTokens) * state.config.tokenPrice;
-  if (state.balance < reserved + state.config.feePerNonce) {
-    throw new SessionError(
-      SessionErrorCode.InsufficientBalance,
-      `balance ${state.balance} < reserve ${reserved} + fee ${state.config.feePerNonce}`,
-    );
-  }
+  checkFunding(ctx, reserve, 1n);
   const payload: PayloadWire = {
     prompt: input.body,
     model: input.model,
@@ -171,8 +167,22 @@ function progress(ctx: SessionContext, nonce: bigint) {
 }
 
 /**
+ * The abort reason with which a request's owner cuts it (a forced settle: escrow-runtime
+ * owned-sessions.ts): like a client that went away, except that the host stream is cancelled at once
+ * instead of after `disconnectTailMs`, since the escrow is being finalized now. The money work is the
+ * same: a composed diff is still sent, and a Finish the host still produces is read from its mempool
+ * (below, or by the finalize gate, finalize-gate.ts).
+ */
+export class InferenceCut extends Error {
+  override name = 'InferenceCut';
+  constructor(readonly code: string) {
+    super(`request cut by its owner (${code})`);
+  }
+}
+
+/**
  * Watches the client's signal once the nonce is spent: after it fires, the stream is read on for at most
- * `disconnectTailMs`, then cancelled.
+ * `disconnectTailMs` (none for an InferenceCut), then cancelled.
  */
 class ClientWatch {
   gone: boolean;
@@ -213,11 +223,12 @@ class ClientWatch {
 
   #startTail(): void {
     if (this.#timer !== undefined) return;
+    const tailMs = this.signal?.reason instanceof InferenceCut ? 0 : this.tailMs;
     this.#timer = setTimeout(() => {
       this.cut = true;
       if (this.#stream) this.#stream.cancel();
       else this.#send.abort();
-    }, this.tailMs);
+    }, tailMs);
     this.#timer.unref?.();
   }
 

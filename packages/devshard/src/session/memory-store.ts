@@ -16,6 +16,8 @@ import {
 interface Entry {
   record: SessionRecord;
   token: bigint;
+  /** Diffs dropped from the front (compaction, `keepDiffs`): `diffs[0]` is nonce `dropped + 1`. */
+  dropped: number;
   diffs: StoredDiff[];
   /** Dedup key → tx, in insertion order (Map keeps it). */
   pending: Map<string, Uint8Array>;
@@ -71,8 +73,31 @@ function applyWrites(e: Entry, w: SessionWrites): void {
   }
 }
 
+/** Drops the diffs and signatures at or below nonce `upTo` (never the snapshot's own diff). */
+function compact(e: Entry, upTo: number): void {
+  const drop = Math.min(upTo, Number(e.snapshot?.nonce ?? 0n) - 1) - e.dropped;
+  if (drop <= 0) return;
+  e.diffs.splice(0, drop);
+  e.dropped += drop;
+  for (const nonce of e.signatures.keys()) if (nonce <= BigInt(e.dropped)) e.signatures.delete(nonce);
+}
+
+export interface InMemorySessionStoreOptions {
+  /**
+   * Drop the diffs (and their signatures) more than this many nonces behind the newest snapshot, so
+   * the store of a session driven to max_nonce stays flat (benchmarks). Reading a dropped diff
+   * throws. Default: every diff is kept.
+   */
+  readonly keepDiffs?: number;
+}
+
 export class InMemorySessionStore implements SessionStore {
   readonly #entries = new Map<string, Entry>();
+  readonly #keepDiffs: number | undefined;
+
+  constructor(options: InMemorySessionStoreOptions = {}) {
+    this.#keepDiffs = options.keepDiffs;
+  }
 
   async create(record: SessionRecord): Promise<void> {
     if (this.#entries.has(record.escrowId))
@@ -80,9 +105,31 @@ export class InMemorySessionStore implements SessionStore {
     this.#entries.set(record.escrowId, {
       record,
       token: 0n,
+      dropped: 0,
       diffs: [],
       pending: new Map(),
       payloads: new Map(),
+      hostSync: new Map(),
+      signatures: new Map(),
+    });
+  }
+
+  /**
+   * Creates a session far into its nonces without every diff before (tests): as if the diffs before
+   * `diff` had been compacted away (keepDiffs), with `snapshot` at `diff`'s nonce.
+   */
+  seed(record: SessionRecord, snapshot: StoredSnapshot, diff: StoredDiff): void {
+    if (this.#entries.has(record.escrowId))
+      throw new SessionStoreError(SessionStoreErrorCode.Exists, record.escrowId);
+    if (snapshot.nonce !== diff.nonce) throw new RangeError('the snapshot must be at the diff');
+    this.#entries.set(record.escrowId, {
+      record,
+      token: 0n,
+      dropped: Number(diff.nonce) - 1,
+      diffs: [copyDiff(diff)],
+      pending: new Map(),
+      payloads: new Map(),
+      snapshot: { nonce: snapshot.nonce, root: snapshot.root.slice(), state: snapshot.state.slice() },
       hostSync: new Map(),
       signatures: new Map(),
     });
@@ -106,10 +153,12 @@ export class InMemorySessionStore implements SessionStore {
     writes: SessionWrites = {},
   ): Promise<void> {
     const e = this.#fenced(escrowId, fencingToken);
-    const expected = BigInt(e.diffs.length) + 1n;
+    const expected = BigInt(e.dropped + e.diffs.length) + 1n;
     if (diff.nonce !== expected) {
       const existing =
-        diff.nonce >= 1n && diff.nonce < expected ? e.diffs[Number(diff.nonce - 1n)] : undefined;
+        diff.nonce > BigInt(e.dropped) && diff.nonce < expected
+          ? e.diffs[Number(diff.nonce) - 1 - e.dropped]
+          : undefined;
       if (existing && sameSignedDiff(existing, diff)) return;
       throw new SessionStoreError(
         SessionStoreErrorCode.NonceConflict,
@@ -124,9 +173,11 @@ export class InMemorySessionStore implements SessionStore {
   async readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]> {
     const e = this.#entry(escrowId);
     const lo = from < 1n ? 1n : from;
+    if (lo <= BigInt(e.dropped) && lo <= to)
+      throw new RangeError(`diffs up to ${e.dropped} were compacted away (keepDiffs)`);
     const out: StoredDiff[] = [];
-    for (let n = lo; n <= to && n <= BigInt(e.diffs.length); n++)
-      out.push(this.#withPayload(e, e.diffs[Number(n - 1n)]!));
+    for (let n = lo; n <= to && n <= BigInt(e.dropped + e.diffs.length); n++)
+      out.push(this.#withPayload(e, e.diffs[Number(n) - 1 - e.dropped]!));
     return out;
   }
 
@@ -136,7 +187,7 @@ export class InMemorySessionStore implements SessionStore {
 
   async saveSnapshot(escrowId: string, snapshot: StoredSnapshot, fencingToken: bigint): Promise<void> {
     const e = this.#fenced(escrowId, fencingToken);
-    if (snapshot.nonce < 1n || snapshot.nonce > BigInt(e.diffs.length)) {
+    if (snapshot.nonce <= BigInt(e.dropped) || snapshot.nonce > BigInt(e.dropped + e.diffs.length)) {
       throw new SessionStoreError(
         SessionStoreErrorCode.NonceConflict,
         `no diff at snapshot nonce ${snapshot.nonce}`,
@@ -144,6 +195,7 @@ export class InMemorySessionStore implements SessionStore {
     }
     if (e.snapshot && e.snapshot.nonce >= snapshot.nonce) return;
     e.snapshot = { nonce: snapshot.nonce, root: snapshot.root.slice(), state: snapshot.state.slice() };
+    if (this.#keepDiffs !== undefined) compact(e, Number(snapshot.nonce) - this.#keepDiffs - 1);
   }
 
   async loadSignatures(escrowId: string, nonce: bigint): Promise<Map<number, Uint8Array>> {
@@ -160,11 +212,11 @@ export class InMemorySessionStore implements SessionStore {
   }
 
   #view(e: Entry): StoredSession {
-    const from = e.snapshot ? Number(e.snapshot.nonce) : 0;
+    const from = e.snapshot ? Number(e.snapshot.nonce) - e.dropped : 0;
     return {
       record: e.record,
       fencingToken: e.token,
-      lastNonce: BigInt(e.diffs.length),
+      lastNonce: BigInt(e.dropped + e.diffs.length),
       ...(e.snapshot
         ? {
             snapshot: {

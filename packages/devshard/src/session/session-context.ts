@@ -19,8 +19,11 @@ import type { SessionRecord, SessionStore } from './store.js';
 
 /** Resolved numeric options (defaults in user-session.ts). */
 export interface SessionSettings {
-  /** Chain param max_nonce (§7.5). */
-  readonly maxNonce: bigint;
+  /**
+   * The escrow's max_nonce (§7.5). Set at open; raised once by UserSession.adoptMaxNonce when the
+   * session opened on the default and a chain read told the real ceiling later.
+   */
+  maxNonce: bigint;
   /** New inferences stop this many nonces before max_nonce (reference: 200; at least N + 1). */
   readonly nonceReserve: bigint;
   /** Catch-up chunk size (§7.3: at most 200 diffs). */

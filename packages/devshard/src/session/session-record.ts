@@ -1,33 +1,27 @@
 // What the gateway freezes when it takes on an escrow (§5.2, §12 #2, #8): the chain row, the
-// runtime version the session binds to, and the timeouts hosts will judge it by.
+// runtime version the session binds to, and the timeouts and nonce ceiling hosts will judge it by.
 import type { DevshardEscrow, DevshardEscrowParams } from '@gonka-gateway/chain';
 import { escrowRowFromChain } from '../state/escrow-row.js';
 import type { SessionRecord } from './store.js';
 
-/** Profiles this implementation speaks, best first (§11). */
-const SUPPORTED = [/^v5(\.|$)/, /^v4(\.|$)/, /^v3(\.|$)/];
-
 /**
- * The runtime to bind new escrows to: the best approved name this implementation supports (§12 #2);
- * `v5` when the chain approves no list (an empty list means any version is accepted).
+ * The escrow's max_nonce (§7.5): the row's frozen value (newer rows), else the chain params' (older
+ * rows hold 0, and hosts judge them by the live param).
  */
-export function runtimeVersionFor(approved: readonly { name: string }[]): string | undefined {
-  if (approved.length === 0) return 'v5';
-  for (const pattern of SUPPORTED) {
-    const match = approved
-      .map((v) => v.name)
-      .filter((name) => pattern.test(name))
-      .sort()
-      .at(-1);
-    if (match) return match;
-  }
-  return undefined;
+export function escrowMaxNonce(
+  row: Pick<DevshardEscrow, 'maxNonce'>,
+  params: Pick<DevshardEscrowParams, 'maxNonce'>,
+): bigint {
+  return row.maxNonce || params.maxNonce;
 }
 
-/** The session record of an escrow row; timeouts the row lacks (older rows: 0) come from live params. */
+/**
+ * The session record of an escrow row; timeouts and max_nonce the row lacks (older rows: 0) come from
+ * live params.
+ */
 export function sessionRecordFromChain(
   row: DevshardEscrow,
-  params: Pick<DevshardEscrowParams, 'refusalTimeout' | 'executionTimeout'>,
+  params: Pick<DevshardEscrowParams, 'refusalTimeout' | 'executionTimeout' | 'maxNonce'>,
   version: string,
 ): SessionRecord {
   return {
@@ -38,6 +32,7 @@ export function sessionRecordFromChain(
     chainParams: {
       refusalTimeout: row.refusalTimeout || params.refusalTimeout,
       executionTimeout: row.executionTimeout || params.executionTimeout,
+      maxNonce: escrowMaxNonce(row, params),
     },
   };
 }

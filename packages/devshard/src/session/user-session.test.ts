@@ -250,13 +250,35 @@ describe('UserSession over in-process hosts (§7)', () => {
     await t.init();
     const s = await t.open();
     await expect(s.infer(request(10n))).rejects.toMatchObject({ code: SessionErrorCode.MaxTokensBelowFloor });
-    // balance 10 000 < (30 + 2 000) × 10 + 1 000
+    // balance 10 000 < (30 + 2 000) × 10 + 1 000, but a smaller request fits: this request exceeds
+    // the escrow, which is not depleted (funding.ts).
     await expect(s.infer(request(2_000n))).rejects.toMatchObject({
-      code: SessionErrorCode.InsufficientBalance,
+      code: SessionErrorCode.RequestExceedsEscrow,
+      needed: 21_300n,
+      available: 9_000n,
     });
     expect((await t.store.load(ESCROW_ID))!.diffs).toHaveLength(0);
     expect(t.net.calls).toHaveLength(0);
     expect((await s.infer(request(500n))).status).toBe('completed'); // 5 300 + 1 000 fits
+    // Its Finish waits in the queue, so the balance alone (3 700) is short of the next 6 300; the
+    // next diff applies that Finish first and returns 5 300 − 500: the same request fits.
+    expect(s.balance).toBe(3_700n);
+    expect(s.pendingTxCount).toBeGreaterThan(0);
+    expect((await s.infer(request(500n))).status).toBe('completed');
+  });
+
+  it('calls an escrow that cannot pay the smallest inference depleted, before any nonce', async () => {
+    // balance 1 500 < fee 1 000 + floor 64 × price 10: no request of any size fits.
+    const t = setup({ amount: 11_500n });
+    await t.init();
+    const s = await t.open();
+    await expect(s.infer(request(64n))).rejects.toMatchObject({
+      code: SessionErrorCode.InsufficientBalance,
+      needed: (30n + 64n) * 10n + 1_000n,
+      available: 500n,
+    });
+    expect(s.latestNonce).toBe(0n);
+    expect(t.net.calls).toHaveLength(0);
   });
 
   it('stops new work before max_nonce, keeping the finalize reserve', async () => {

@@ -69,7 +69,10 @@ export interface UserSessionOptions {
    */
   readonly writeGuard?: () => void;
   readonly clock?: Clock;
-  /** Chain param max_nonce (§7.5; chain default 20 000, mainnet 1 000 000). Default 20 000. */
+  /**
+   * The escrow's max_nonce (§7.5; chain default 20 000, mainnet 1 000 000) for a record stored without
+   * one (`chainParams.maxNonce`, which wins). Default 20 000 until a chain read tells (adoptMaxNonce).
+   */
   readonly maxNonce?: bigint;
   /** Warm-key grants (§5.7), consulted for slots with no binding yet. Absent = none. */
   readonly isWarmKey?: WarmKeyLookup;
@@ -116,6 +119,7 @@ const RECOVER_MEMO_ENTRIES = 1_024;
 export class UserSession {
   readonly #ctx: SessionContext;
   #drained: Promise<void> | undefined;
+  #maxNonceKnown = false;
 
   private constructor(ctx: SessionContext) {
     this.#ctx = ctx;
@@ -154,6 +158,7 @@ export class UserSession {
       throw new RangeError('catchUpChunk must be a positive integer');
     const version = stored.record.version;
     const emit = options.onEvent ?? (() => undefined);
+    const maxNonce = stored.record.chainParams.maxNonce || options.maxNonce || undefined;
 
     const ctx: SessionContext = {
       record: stored.record,
@@ -167,7 +172,7 @@ export class UserSession {
       applyCtx,
       resolveHost: (address) => options.resolveHost(address, version),
       settings: {
-        maxNonce: options.maxNonce ?? DEFAULT_MAX_NONCE,
+        maxNonce: maxNonce ?? DEFAULT_MAX_NONCE,
         nonceReserve: options.nonceReserve ?? DEFAULT_NONCE_RESERVE,
         catchUpChunk: BigInt(chunk),
         timeoutSkewSeconds: options.timeoutSkewSeconds ?? 5n,
@@ -216,6 +221,7 @@ export class UserSession {
     );
     if (stored.lastNonce === 0n && !stored.snapshot) await refuseHistoryElsewhere(ctx);
     const session = new UserSession(ctx);
+    session.#maxNonceKnown = maxNonce !== undefined;
     void session.recoverFromMempools();
     return session;
   }
@@ -266,6 +272,28 @@ export class UserSession {
   /** Why the session stopped (divergence, rejected diff, ownership lost, corrupt store, closed), if it did. */
   get fault(): SessionError | undefined {
     return this.#ctx.fault;
+  }
+
+  /** The max_nonce this session stops new work below (§7.5); 20 000 while not known (maxNonceKnown). */
+  get maxNonce(): bigint {
+    return this.#ctx.settings.maxNonce;
+  }
+
+  /** Whether maxNonce is the escrow's (its record, the opener or adoptMaxNonce), not the default. */
+  get maxNonceKnown(): boolean {
+    return this.#maxNonceKnown;
+  }
+
+  /**
+   * Takes the escrow's max_nonce learned after open (the opener's chain read failed then, and
+   * succeeded later); the next compose already uses it. Only a session still on the default adopts:
+   * a known ceiling is the escrow's for its life (§7.5, frozen on newer rows). Returns whether it did.
+   */
+  adoptMaxNonce(maxNonce: bigint): boolean {
+    if (this.#maxNonceKnown || maxNonce <= 0n) return false;
+    this.#ctx.settings.maxNonce = maxNonce;
+    this.#maxNonceKnown = true;
+    return true;
   }
 
   /** Last nonce a new inference may take: max_nonce − max(reserve, N + 1) (§7.5). */

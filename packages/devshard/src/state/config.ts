@@ -32,6 +32,12 @@ export interface EscrowConfigRow {
 export interface SessionChainParams {
   readonly refusalTimeout?: bigint;
   readonly executionTimeout?: bigint;
+  /**
+   * The escrow's max_nonce (§7.5: the row's frozen value, else the params'), the ceiling the user
+   * session stops new work below. Not part of the state (hosts check it, the root does not hash it);
+   * absent in records stored before it was kept: the session's opener then reads the chain.
+   */
+  readonly maxNonce?: bigint;
 }
 
 export type ConfigWarning = 'seal_grace_nonces_defaulted';

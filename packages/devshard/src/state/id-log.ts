@@ -1,20 +1,22 @@
 // An append-only, persistent set of ascending ids (every inference id ever started). Ids equal the
 // nonce of their diff, so they arrive in ascending order, nearly always one after another: the set
 // is kept as runs of consecutive ids [first, last], so a session's memory does not grow by an id per
-// nonce (bounded memory; 32 bytes an id as a bigint array). The open run grows in
+// nonce, only by a run per gap (a diff without a Start: a flush, a timeout). The open run grows in
 // place of a new value; a gap closes it into the closed runs, whose full chunks are shared between
-// versions (a gap copies at most one chunk). A membership test is a binary search over runs.
+// versions (a gap copies at most one chunk) and packed as u64 pairs (16 bytes a run, where a bigint
+// array takes ~64), so even a gap every other nonce up to max_nonce 1,000,000 stays ~8 MB. A
+// membership test is a binary search over runs.
 
 /** Closed runs per chunk (each run is two entries, first and last). */
 const CHUNK_RUNS = 512;
 
-type Runs = readonly bigint[];
+type Runs = ArrayLike<bigint>;
 
 export interface IdLog {
-  /** Full chunks of closed runs, flat `[first, last, first, last, …]`, ascending. */
+  /** Full chunks of closed runs, flat `[first, last, first, last, …]`, ascending; never written. */
   readonly chunks: readonly Runs[];
   /** Closed runs after the full chunks (fewer than CHUNK_RUNS), same layout. */
-  readonly tail: Runs;
+  readonly tail: readonly bigint[];
   /** The open (last) run; both undefined when the log is empty. */
   readonly first: bigint | undefined;
   readonly last: bigint | undefined;
@@ -34,6 +36,13 @@ export function idLogLast(log: IdLog): bigint | undefined {
   return log.last;
 }
 
+const U64_MAX = 0xffff_ffff_ffff_ffffn;
+
+/** A full chunk as u64 pairs (ids are u64 on the wire; a larger one keeps the bigint array). */
+function packed(runs: readonly bigint[]): Runs {
+  return runs[runs.length - 1]! <= U64_MAX ? BigUint64Array.from(runs) : Object.freeze([...runs]);
+}
+
 /** Appends `id`, which must exceed every id already present. */
 export function idLogAppend(log: IdLog, id: bigint): IdLog {
   const { first, last } = log;
@@ -44,7 +53,7 @@ export function idLogAppend(log: IdLog, id: bigint): IdLog {
   // A gap: the open run is closed.
   const full = log.tail.length >= 2 * CHUNK_RUNS;
   return Object.freeze({
-    chunks: full ? Object.freeze([...log.chunks, log.tail]) : log.chunks,
+    chunks: full ? Object.freeze([...log.chunks, packed(log.tail)]) : log.chunks,
     tail: Object.freeze(full ? [first, last] : [...log.tail, first, last]),
     first: id,
     last: id,
@@ -100,14 +109,47 @@ export function idLogOfAscending(ids: Iterable<bigint>): IdLog {
     last = id;
     size++;
   }
+  return laidOut(runs, first, last, size);
+}
+
+/**
+ * The log of the runs `[first, last, first, last, …]` (ascending, each first ≤ last; a run that
+ * starts right after the previous one continues it), as the snapshot stores them: no array of every
+ * id. Throws RangeError on runs out of order.
+ */
+export function idLogOfRuns(flat: readonly bigint[]): IdLog {
+  if (flat.length % 2 !== 0) throw new RangeError('runs come in pairs');
+  const runs: bigint[] = [];
+  let first: bigint | undefined;
+  let last: bigint | undefined;
+  let size = 0;
+  for (let i = 0; i < flat.length; i += 2) {
+    const a = flat[i]!;
+    const b = flat[i + 1]!;
+    if (b < a || (last !== undefined && a <= last))
+      throw new RangeError('ids must be appended in ascending order');
+    if (first === undefined || last === undefined) first = a;
+    else if (a !== last + 1n) {
+      runs.push(first, last);
+      first = a;
+    }
+    last = b;
+    size += Number(b - a) + 1;
+  }
   if (size === 0) return EMPTY_ID_LOG;
-  // As appending lays them out: full chunks, then a tail of 1..CHUNK_RUNS runs (a full tail moves
-  // into the chunks only when the next run closes).
+  return laidOut(runs, first, last, size);
+}
+
+/**
+ * As appending lays closed runs out: full chunks, then a tail of 1..CHUNK_RUNS runs (a full tail
+ * moves into the chunks only when the next run closes).
+ */
+function laidOut(runs: bigint[], first: bigint | undefined, last: bigint | undefined, size: number): IdLog {
+  if (size === 0) return EMPTY_ID_LOG;
   const full = runs.length === 0 ? 0 : Math.floor((runs.length / 2 - 1) / CHUNK_RUNS);
   const chunks: Runs[] = [];
-  for (let c = 0; c < full; c++) {
-    chunks.push(Object.freeze(runs.slice(c * 2 * CHUNK_RUNS, (c + 1) * 2 * CHUNK_RUNS)));
-  }
+  for (let c = 0; c < full; c++)
+    chunks.push(packed(runs.slice(c * 2 * CHUNK_RUNS, (c + 1) * 2 * CHUNK_RUNS)));
   return Object.freeze({
     chunks: Object.freeze(chunks),
     tail: Object.freeze(runs.slice(full * 2 * CHUNK_RUNS)),
@@ -130,6 +172,13 @@ export function idLogToArray(log: IdLog): bigint[] {
   expand(log.tail);
   if (log.first !== undefined) for (let id = log.first; id <= log.last!; id++) out.push(id);
   return out;
+}
+
+/** Number of runs of consecutive ids. */
+export function idLogRunCount(log: IdLog): number {
+  let n = log.tail.length / 2 + (log.first === undefined ? 0 : 1);
+  for (const chunk of log.chunks) n += chunk.length / 2;
+  return n;
 }
 
 /** Calls `fn(first, last)` for every run of consecutive ids, ascending (no array of every id). */

@@ -1,8 +1,10 @@
 // Protocol profiles (devshard-protocol.md §11): the composition rules that differ between the pinned
-// v5 line and the older v4.x line, selected by the session's state-root tag. Tags `v4…` and `v3…`
-// select v4, `v5…` selects v5; any other tag is refused rather than guessed.
+// v5 line and the older v4.x line, selected by the session's state-root tag. Tags of the v4 and v3
+// lines select v4, the v5 line selects v5 (protocol-versions.ts); any other tag is refused rather
+// than guessed.
 import { DevshardError, DevshardErrorCode } from '../errors.js';
 import type { TxKind } from '../proto/devshard-tx.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, supportedLineOf } from '../protocol-versions.js';
 
 export interface ProtocolProfile {
   readonly name: 'v5' | 'v4';
@@ -48,10 +50,11 @@ export const PROFILE_V4: ProtocolProfile = Object.freeze({
 });
 
 export function profileForTag(tag: string): ProtocolProfile {
-  if (/^v5(\.|$)/.test(tag)) return PROFILE_V5;
-  if (/^v[34](\.|$)/.test(tag)) return PROFILE_V4;
+  const line = supportedLineOf(tag);
+  if (line === 'v5') return PROFILE_V5;
+  if (line === 'v4' || line === 'v3') return PROFILE_V4;
   throw new DevshardError(
     DevshardErrorCode.InvalidConfig,
-    `unsupported state-root tag ${JSON.stringify(tag)}`,
+    `unsupported state-root tag ${JSON.stringify(tag)}: this gateway speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
   );
 }

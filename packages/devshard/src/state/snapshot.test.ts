@@ -15,7 +15,7 @@ import {
   validationTx,
   voteTx,
 } from '../testing/session-fixture.js';
-import { EMPTY_ID_LOG, idLogAppend, idLogFrom, idLogHas } from './id-log.js';
+import { EMPTY_ID_LOG, idLogAppend, idLogFrom, idLogHas, idLogToArray } from './id-log.js';
 import { makeRecord } from './record.js';
 import { withRoot } from './root.js';
 import {
@@ -176,5 +176,24 @@ describe('snapshot encoding in steps', () => {
     expect(yields).toBe(Math.floor(2_500 / SNAPSHOT_RECORDS_PER_STEP));
     expect(next.value).toEqual(encodeStateSnapshot(s));
     expect(decodeStateSnapshot(next.value)).toEqual(s);
+  });
+
+  const hexBytes = (hex: string) => new Uint8Array(Buffer.from(hex, 'hex'));
+
+  it('still reads a snapshot of format 1 (a delta per started id), and writes runs', () => {
+    // Written by format 1: nonce 12, 4 slots, no live record, started ids 1–3, 5–6, 9–11.
+    const v1 = hexBytes(
+      '010237370276352c676f6e6b61317a79636b38757930786b72636a32656d64686d616772366533777172777675776c786438676801904ee80702e807140196013c800f40042c676f6e6b613177353038643671656a7874646734793572337a6172766172793063357877376b3267737967362c676f6e6b613171366861673637646c3533776c3939767a6734327a3865797a667a32786c6b76716b707a33772c676f6e6b61313068743974796b7334766837703570393034743334306372396e7661687937756876717470382c676f6e6b613163736838613766306d64737234377a7936706a30347476346d7764756d6c66616b7370337975f0c5eadc03904e00000c000801010102010301010400000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000073bbbb969e674397d09207014b759685953b0d4a12b60b165c57391723e01ee906149387c7389844741747576783413c7456e4f29922c78d44c1172f7fc667e6',
+    );
+    const state = decodeStateSnapshot(v1);
+    expect(state.latestNonce).toBe(12n);
+    expect(idLogToArray(state.startedIds)).toEqual([1n, 2n, 3n, 5n, 6n, 9n, 10n, 11n]);
+    expect(Buffer.from(state.root).toString('hex')).toBe(
+      '73bbbb969e674397d09207014b759685953b0d4a12b60b165c57391723e01ee9',
+    );
+    const again = encodeStateSnapshot(state);
+    expect(again[0]).toBe(SNAPSHOT_FORMAT_VERSION);
+    expect(again.length).toBeLessThan(v1.length);
+    expect(decodeStateSnapshot(again)).toEqual(state);
   });
 });

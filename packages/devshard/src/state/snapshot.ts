@@ -12,7 +12,14 @@ import type { HeightSyncCommit } from '../hash/rest-hash.js';
 import type { SessionPhase } from '../hash/root-formula.js';
 import { CONFIRMED_AT_HEIGHT_FIELD, STARTED_AT_HEIGHT_FIELD } from '../proto/inference-record.js';
 import { buildGroup } from './group.js';
-import { idLogForEachRun, idLogHas, idLogOfAscending } from './id-log.js';
+import {
+  type IdLog,
+  idLogForEachRun,
+  idLogHas,
+  idLogOfAscending,
+  idLogOfRuns,
+  idLogRunCount,
+} from './id-log.js';
 import { profileForTag } from './profile.js';
 import { fieldsOf, makeRecord, Record } from './record.js';
 import { EntryReader, PROMPT_HASH_FIELD, RESPONSE_HASH_FIELD, type StoredInt } from './record-entry.js';
@@ -28,7 +35,9 @@ import type {
 } from './types.js';
 
 /** First byte of every snapshot; a reader refuses any other value (the caller then replays fully). */
-export const SNAPSHOT_FORMAT_VERSION = 1;
+export const SNAPSHOT_FORMAT_VERSION = 2;
+/** The format before started ids were written as runs: one delta per id (still read). */
+const SNAPSHOT_FORMAT_PER_ID = 1;
 
 const VOTE_STYLES: readonly VoteSigStyle[] = ['unknown', 'plain', 'tagged'];
 const CHECKSUM_BYTES = 32;
@@ -259,17 +268,14 @@ export function* encodeStateSnapshotSteps(state: SessionState): Generator<void, 
     if ((i + 1) % SNAPSHOT_RECORDS_PER_STEP === 0) yield;
   }
 
-  // Started ids ascend (id = nonce of its diff): deltas keep this at ~2 bytes per id. Written from
-  // the log's runs: inside a run every delta is 1, so no id is made a bigint of its own.
-  let idCount = 0;
-  idLogForEachRun(state.startedIds, (first, last) => {
-    idCount += Number(last - first) + 1;
-  });
-  w.uint(idCount);
+  // Started ids ascend (id = nonce of its diff) in runs of consecutive ids: each run is its gap from
+  // the previous one and its length, a few bytes per gap whatever the nonce (one delta per id made
+  // a snapshot at nonce 1,000,000 a megabyte and a million writes).
+  w.uint(idLogRunCount(state.startedIds));
   let previous = 0n;
   idLogForEachRun(state.startedIds, (first, last) => {
     w.big(first - previous);
-    for (let n = Number(last - first); n > 0; n--) w.uint(1);
+    w.big(last - first);
     previous = last;
   });
 
@@ -310,6 +316,36 @@ export function snapshotClaimedRoot(bytes: Uint8Array): Uint8Array {
   return bytes.slice(bytes.length - 2 * CHECKSUM_BYTES, bytes.length - CHECKSUM_BYTES);
 }
 
+/** Started ids as runs (format 2): count, then per run its gap from the previous run and length − 1. */
+function readIdRuns(r: SnapshotReader): { startedIds: IdLog; last: bigint } {
+  const count = r.uint();
+  const runs: bigint[] = new Array(2 * count);
+  let id = 0n;
+  for (let i = 0; i < count; i++) {
+    const gap = r.big();
+    if (gap === 0n) malformed('started ids not ascending');
+    const first = id + gap;
+    id = first + r.big();
+    runs[2 * i] = first;
+    runs[2 * i + 1] = id;
+  }
+  return { startedIds: idLogOfRuns(runs), last: id };
+}
+
+/** Started ids one delta each (format 1). */
+function readIdsPerId(r: SnapshotReader): { startedIds: IdLog; last: bigint } {
+  const idCount = r.uint();
+  const ids: bigint[] = new Array(idCount);
+  let id = 0n;
+  for (let i = 0; i < idCount; i++) {
+    const delta = r.big();
+    if (delta === 0n) malformed('started ids not ascending');
+    id += delta;
+    ids[i] = id;
+  }
+  return { startedIds: idLogOfAscending(ids), last: id };
+}
+
 /**
  * Decodes a snapshot and rebuilds every derived value (records' encodings, live hash, group indexes,
  * profile, root). Throws DevshardError `malformed` on an unknown version, a bad checksum, a corrupt
@@ -329,7 +365,9 @@ export function decodeStateSnapshot(bytes: Uint8Array): SessionState {
  */
 export function* decodeStateSnapshotSteps(bytes: Uint8Array): Generator<void, SessionState, void> {
   if (bytes.length < 1 + 2 * CHECKSUM_BYTES) malformed('too short');
-  if (bytes[0] !== SNAPSHOT_FORMAT_VERSION) malformed(`unknown format version ${bytes[0]}`);
+  const version = bytes[0];
+  if (version !== SNAPSHOT_FORMAT_VERSION && version !== SNAPSHOT_FORMAT_PER_ID)
+    malformed(`unknown format version ${version}`);
   const body = bytes.subarray(0, bytes.length - CHECKSUM_BYTES);
   const checksum = bytes.subarray(bytes.length - CHECKSUM_BYTES);
   if (!Buffer.from(sha256(body)).equals(Buffer.from(checksum))) malformed('checksum mismatch');
@@ -362,17 +400,8 @@ export function* decodeStateSnapshotSteps(bytes: Uint8Array): Generator<void, Se
     if ((i + 1) % SNAPSHOT_RECORDS_PER_STEP === 0) yield;
   }
 
-  const idCount = r.uint();
-  const ids: bigint[] = new Array(idCount);
-  let id = 0n;
-  for (let i = 0; i < idCount; i++) {
-    const delta = r.big();
-    if (delta === 0n) malformed('started ids not ascending');
-    id += delta;
-    ids[i] = id;
-  }
+  const { startedIds, last: id } = version === SNAPSHOT_FORMAT_PER_ID ? readIdsPerId(r) : readIdRuns(r);
   yield;
-  const startedIds = idLogOfAscending(ids);
   if (id > latestNonce || lastId > latestNonce) malformed('id beyond the latest nonce');
   for (const liveId of inferences.keys()) {
     if (!idLogHas(startedIds, liveId)) malformed(`live id ${liveId} was never started`);

@@ -24,8 +24,15 @@ export function verifyStyledSlotSignature(
 ): WorkingState | null {
   for (const style of stylesToTry(s)) {
     const signer = recoverPreimageSigner(preimage(style), signature, env.recover);
-    const next = authorizeSlotSigner(s, slot, signer, env);
-    if (next) return next.voteSigStyle === style ? next : { ...next, voteSigStyle: style };
+    // Authorized as the style it verifies in: the signature that pins `tagged` already counts as
+    // the later revision's, sibling-slot warm keys included (authorize.ts).
+    const next = authorizeSlotSigner(
+      s.voteSigStyle === style ? s : { ...s, voteSigStyle: style },
+      slot,
+      signer,
+      env,
+    );
+    if (next) return next;
   }
   return null;
 }

@@ -27,7 +27,7 @@ export interface SessionStoreContractOptions {
 
 const hex = (b: Uint8Array | undefined) => (b ? Buffer.from(b).toString('hex') : undefined);
 
-function contractRecord(escrowId: string): SessionRecord {
+export function contractRecord(escrowId: string): SessionRecord {
   return {
     escrowId,
     escrow: {
@@ -49,7 +49,7 @@ function contractRecord(escrowId: string): SessionRecord {
  * A diff at `nonce`; `variant` changes the user signature, so two variants at one nonce are
  * different signed diffs (what two writers racing for a nonce would produce).
  */
-function contractDiff(nonce: bigint, withPayload = false, variant = 0): StoredDiff {
+export function contractDiff(nonce: bigint, withPayload = false, variant = 0): StoredDiff {
   const confirm = txOf.confirmStart(
     newMsg.confirmStart({ inferenceId: nonce, executorSig: new Uint8Array(65).fill(7), confirmedAt: 99n }),
   );

@@ -8,6 +8,8 @@ import type { Sql } from 'postgres';
 export interface ActiveEscrow {
   readonly escrowId: bigint;
   readonly modelId: string;
+  /** The devshard runtime the escrow is bound to (escrows.version, devshard-protocol.md §1). */
+  readonly version: string;
   /** Name of the env variable holding the creator key (escrows.signer_key_env), if set. */
   readonly signerKeyEnv: string | null;
   /** The creator key is stored encrypted instead (escrows.signer_key_encrypted). */
@@ -24,16 +26,18 @@ export async function readActiveEscrows(sql: Sql): Promise<ActiveEscrow[]> {
     {
       escrow_id: string;
       model_id: string;
+      version: string;
       signer_key_env: string | null;
       signer_key_encrypted: Buffer | null;
     }[]
-  >`select escrow_id::text as escrow_id, model_id, signer_key_env, signer_key_encrypted
+  >`select escrow_id::text as escrow_id, model_id, version, signer_key_env, signer_key_encrypted
       from escrows
      where state = 'active' and active
      order by escrow_id`;
   return rows.map((r) => ({
     escrowId: BigInt(r.escrow_id),
     modelId: r.model_id,
+    version: r.version,
     signerKeyEnv: r.signer_key_env,
     hasEncryptedKey: r.signer_key_encrypted !== null,
     signerKeyEncrypted: r.signer_key_encrypted === null ? null : new Uint8Array(r.signer_key_encrypted),

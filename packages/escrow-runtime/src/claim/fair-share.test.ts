@@ -5,6 +5,7 @@ import { type ClaimPlanInput, planClaims } from './fair-share.js';
 const escrow = (id: number, modelId = 'm'): ActiveEscrow => ({
   escrowId: BigInt(id),
   modelId,
+  version: 'v5',
   signerKeyEnv: null,
   hasEncryptedKey: false,
   signerKeyEncrypted: null,

@@ -11,6 +11,7 @@ const ENC = Buffer.from('44'.repeat(32), 'hex');
 const escrow = (extra: Partial<ActiveEscrow> = {}): ActiveEscrow => ({
   escrowId: 7n,
   modelId: 'm',
+  version: 'v5',
   signerKeyEnv: null,
   hasEncryptedKey: false,
   signerKeyEncrypted: null,

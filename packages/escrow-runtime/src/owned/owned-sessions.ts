@@ -12,6 +12,9 @@
 // drain:  no new requests, in-flight requests with their receipt/meta tails and pending saves
 //         finish (UserSession.drain), then the lease is released so the controller can take the
 //         escrow for finalize (§2.6).
+// cut:    a forced settle (the controller's cut order in Redis, shared escrow-cut.ts) seen while
+//         draining: in-flight requests end at once instead of finishing, with the cause in their
+//         result (`cut`) and the marker `escrow_requests_cut`; the drain then completes as above.
 import { performance } from 'node:perf_hooks';
 import type { PrivateKey } from '@gonka-gateway/chain';
 import {
@@ -19,10 +22,12 @@ import {
   type HostTransport,
   HttpHostTransport,
   type InferenceCost,
+  InferenceCut,
   type InferenceHandlers,
   type InferenceInput,
   type InferenceResult,
   isSessionError,
+  reservedTotal,
   type ServedCounts,
   type SessionError,
   SessionErrorCode,
@@ -32,7 +37,7 @@ import {
   UserSession,
   type UserSessionOptions,
 } from '@gonka-gateway/devshard/session';
-import type { Logger, RedisKeys } from '@gonka-gateway/shared';
+import { escrowCutOrder, type Logger, nonceRoutingStop, type RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type { Sql } from 'postgres';
 import { type ActiveEscrow, recordEscrowFault } from '../claim/active-escrows.js';
@@ -67,6 +72,22 @@ export interface OwnedSessionsOptions {
    * it while the node is unreachable (HostDirectory.prepareFor).
    */
   readonly prepare?: (escrow: ActiveEscrow) => Promise<void>;
+  /**
+   * The escrow's max_nonce from the chain (its row's, else the params'; ChainMaxNonce), asked only for
+   * a session whose record was stored without one; throws while the chain cannot answer. Until an
+   * answer the session stops at the 20,000 default and the pool entry says the ceiling is unknown
+   * (the controller holds the escrow at the routing stop instead of retiring it); maintenance asks
+   * again, and the session adopts the answer (UserSession.adoptMaxNonce).
+   */
+  readonly maxNonceOf?: (escrowId: bigint) => Promise<bigint>;
+  /**
+   * Why an escrow bound to runtime `version` must not be served (the chain does not approve it,
+   * devshard-protocol.md §1; ApprovedVersions.refusal), or undefined. Asked before the lease is taken:
+   * such an escrow is left unclaimed, its pool entry says `unsupported_version` with the cause, the
+   * marker `escrow_version_unsupported` is logged once per cause, and a later claim serves it as
+   * soon as the chain approves its version again.
+   */
+  readonly versionRefusal?: (version: string) => Promise<string | undefined>;
   /** A session opened and serves: its group's participants (slot holders), e.g. HostDirectory.remember. */
   readonly opened?: (escrowId: bigint, participants: readonly string[]) => void;
   /** A session this registry owned has closed and its lease is released (HostDirectory.forget). */
@@ -88,12 +109,23 @@ export interface OwnedSessionsOptions {
   readonly onSessionEvent?: (escrowId: bigint, event: SessionEvent) => void;
 }
 
+/** An inference's result here: `cut` names the cause when a forced settle cut it (#cut). */
+export interface OwnedInferenceResult extends InferenceResult {
+  readonly cut?: string;
+}
+
 export class NotOwnedError extends Error {
   override name = 'NotOwnedError';
   constructor(escrowId: bigint, why: string) {
     super(`escrow ${escrowId} is not served here (${why})`);
   }
 }
+
+/** How often a draining escrow with requests in flight looks for a cut order (#watchCut). */
+const CUT_POLL_MS = 200;
+
+/** A failed read of an escrow's max_nonce is tried again after this long (#learnMaxNonce). */
+const MAX_NONCE_RETRY_MS = 30_000;
 
 /** Pool progress after requests is written at most this often per escrow (#publishProgressSoon). */
 const PROGRESS_EVERY_MS = 200;
@@ -116,9 +148,13 @@ interface Entry {
   /** When progress was last written to the pool, and the trailing write waiting for its turn. */
   progressAt: number;
   progressTimer: NodeJS.Timeout | undefined;
-  /** `nonce/balance` the pool last accepted from us, and when (maintenance skips an unchanged one). */
+  /** `nonce/balance/reserved` the pool last accepted from us, and when (maintenance skips an unchanged one). */
   publishedProgress: string | undefined;
   publishedAt: number;
+  /** One controller per request in flight here: a cut aborts them all (#cut). */
+  readonly requests: Set<AbortController>;
+  /** Set once a forced settle cut this escrow's requests (keys.escrowCut): the cause. */
+  cutCause: string | undefined;
   /** Set once when the entry leaves (lost, faulted, drained, closed): waits for the session to stop. */
   ended: Promise<void> | undefined;
 }
@@ -138,6 +174,10 @@ export interface OwnedEscrowInfo {
   readonly tokenPrice: bigint | undefined;
   readonly feePerNonce: bigint | undefined;
   readonly maxTokensFloor: bigint | undefined;
+  /** The escrow's max_nonce as the session knows it; undefined while unknown or opening. */
+  readonly nonceCeiling?: bigint | undefined;
+  /** Where routing stops for the nonce (nonceRoutingStop); undefined while opening. */
+  readonly routingStop?: bigint | undefined;
   /**
    * Hosts of the group holding ≥ N − vote_threshold slots (they cannot be outvoted; devshard
    * dominant-hosts.ts), and those of them blocked after a refusal or timeout (their nonces are
@@ -159,6 +199,11 @@ export class OwnedSessions implements ClaimTarget {
   readonly #entries = new Map<bigint, Entry>();
   /** Sessions still stopping after their entry left (so close() waits for them too). */
   readonly #ending = new Set<Promise<void>>();
+  /** Escrows left unclaimed for their runtime version, with the cause last reported (#declineVersion). */
+  readonly #versionRefused = new Map<bigint, string>();
+  /** maxNonceOf reads in progress, and when each escrow was last asked (#learnMaxNonce). */
+  readonly #maxNonceReads = new Map<bigint, Promise<void>>();
+  readonly #maxNonceTriedAt = new Map<bigint, number>();
   #maintenance: NodeJS.Timeout | undefined;
   #maintaining = false;
   #closed = false;
@@ -186,12 +231,15 @@ export class OwnedSessions implements ClaimTarget {
       nonce: e.session?.latestNonce,
       inFlight: e.session?.inFlight ?? 0,
       routable: this.#routable(e),
-      canStart: e.session?.canStartInference ?? false,
+      // New work stops at the routing stop the pool entry announces (shared nonce-routing.ts), a few
+      // nonces before the session's own work limit once the ceiling is known.
+      canStart: e.session ? e.session.canStartInference && belowRoutingStop(e.session) : false,
       balance: e.session?.balance,
       capacityWeight: e.session?.state.group.slots.length ?? 0,
       tokenPrice: e.session?.state.config.tokenPrice,
       feePerNonce: e.session?.state.config.feePerNonce,
       maxTokensFloor: e.session?.state.config.maxTokensFloor,
+      ...nonceLimits(e.session),
       slotCount: e.session?.state.group.slotCount,
       nextExecutor: e.session ? nextExecutorOf(e.session) : undefined,
       ...hostQuality(e.session),
@@ -213,19 +261,39 @@ export class OwnedSessions implements ClaimTarget {
     return best?.escrow.escrowId;
   }
 
-  /** Runs one inference on an owned, serving escrow (NotOwnedError otherwise; SessionError before compose). */
+  /**
+   * Runs one inference on an owned, serving escrow (NotOwnedError otherwise; SessionError before
+   * compose). A request a forced settle cuts (#cut) before its nonce is taken is a NotOwnedError
+   * (another escrow may serve it); one cut later answers with `cut` set to the cause.
+   */
   async infer(
     escrowId: bigint,
     input: InferenceInput,
     handlers: InferenceHandlers = {},
-  ): Promise<InferenceResult> {
+  ): Promise<OwnedInferenceResult> {
     const e = this.#entries.get(escrowId);
     if (!e) throw new NotOwnedError(escrowId, 'not owned');
     if (!this.#routable(e)) throw new NotOwnedError(escrowId, e.lease.lost ? 'lease lost' : e.state);
     e.lastRequestAt = performance.now();
+    // The session sees one signal: the caller's (a client that left) or the owner's cut.
+    const request = new AbortController();
+    const caller = handlers.signal;
+    const callerLeft = () => request.abort(caller?.reason);
+    if (caller?.aborted) callerLeft();
+    else caller?.addEventListener('abort', callerLeft, { once: true });
+    e.requests.add(request);
     try {
-      return await e.session!.infer(input, handlers);
+      const result = await e.session!.infer(input, { ...handlers, signal: request.signal });
+      const cut = request.signal.reason instanceof InferenceCut ? request.signal.reason.code : undefined;
+      return cut === undefined ? result : { ...result, cut };
+    } catch (error) {
+      if (request.signal.reason instanceof InferenceCut && isSessionError(error)) {
+        throw new NotOwnedError(escrowId, `cut: ${request.signal.reason.code}`);
+      }
+      throw error;
     } finally {
+      e.requests.delete(request);
+      caller?.removeEventListener('abort', callerLeft);
       e.lastRequestAt = performance.now();
       this.#publishProgressSoon(e);
     }
@@ -234,6 +302,7 @@ export class OwnedSessions implements ClaimTarget {
   async claim(escrow: ActiveEscrow): Promise<boolean> {
     const id = escrow.escrowId;
     if (this.#closed || this.#entries.has(id)) return false;
+    if (await this.#declineVersion(escrow)) return false;
     const lease = await EscrowLease.acquire({
       redis: this.#o.redis,
       keys: this.#o.keys,
@@ -255,6 +324,8 @@ export class OwnedSessions implements ClaimTarget {
       publishedProgress: undefined,
       publishedAt: Number.NEGATIVE_INFINITY,
       ended: undefined,
+      requests: new Set(),
+      cutCause: undefined,
     };
     if (this.#closed || this.#entries.has(id)) {
       await lease.release();
@@ -302,13 +373,16 @@ export class OwnedSessions implements ClaimTarget {
           status: 'active',
           capacityWeight: session.state.group.slots.length,
           balanceEstimate: session.balance,
+          reserved: reservedTotal(session.state),
           nonce: session.latestNonce,
+          ...nonceLimits(session),
           owner: this.#o.replicaId,
         },
         lease.value,
       );
       if (!published || entry.state !== 'opening') throw new Error('lease lost while opening');
       entry.state = 'serving';
+      this.#learnMaxNonce(entry);
       this.#o.log?.info({ escrowId: id.toString(), token: session.fencingToken.toString() }, 'escrow owned');
       try {
         this.#o.opened?.(id, session.state.group.slots);
@@ -338,7 +412,34 @@ export class OwnedSessions implements ClaimTarget {
     }
   }
 
-  /** Architecture §2.6 hand-off: stop new requests, finish in-flight work and saves, release the lease. */
+  /**
+   * True when the escrow's runtime version is refused (versionRefusal): nothing is leased or opened.
+   * The cause is logged once per cause; the pool entry is kept saying it (a repeat writes nothing).
+   */
+  async #declineVersion(escrow: ActiveEscrow): Promise<boolean> {
+    const id = escrow.escrowId;
+    const cause = await this.#o.versionRefusal?.(escrow.version);
+    if (cause === undefined) {
+      this.#versionRefused.delete(id);
+      return false;
+    }
+    if (this.#versionRefused.get(id) !== cause) {
+      this.#versionRefused.set(id, cause);
+      this.#o.log?.error(
+        { marker: 'escrow_version_unsupported', escrowId: id.toString(), version: escrow.version, cause },
+        'escrow not served: the chain does not approve its devshard protocol version',
+      );
+    }
+    await this.#publisher
+      .declined(id, { status: 'unsupported_version', cause: cause.slice(0, 500) })
+      .catch(() => false);
+    return true;
+  }
+
+  /**
+   * Architecture §2.6 hand-off: stop new requests, finish in-flight work and saves, release the
+   * lease. While requests are in flight it watches for a forced settle's cut order (#watchCut).
+   */
   async drain(escrowId: bigint): Promise<void> {
     const e = this.#entries.get(escrowId);
     if (!e) return;
@@ -349,7 +450,57 @@ export class OwnedSessions implements ClaimTarget {
         .update(escrowId, e.escrow.modelId, e.lease.value, { status: 'draining' })
         .catch(() => false);
     }
-    await this.#end(e);
+    const stopWatching = this.#watchCut(e);
+    try {
+      await this.#end(e);
+    } finally {
+      stopWatching();
+    }
+  }
+
+  /**
+   * While the entry has requests in flight, reads the escrow's cut order (keys.escrowCut, written by
+   * a forced settle) every CUT_POLL_MS; once there is one, cuts them. Returns the stop switch.
+   */
+  #watchCut(e: Entry): () => void {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const look = async (): Promise<void> => {
+      timer = undefined;
+      if (stopped || e.cutCause !== undefined || e.requests.size === 0) return;
+      const cause = await escrowCutOrder(this.#o.redis, this.#o.keys, e.escrow.escrowId).catch(() => null);
+      if (stopped) return;
+      if (cause !== null) {
+        this.#cut(e, cause);
+        return;
+      }
+      timer = setTimeout(() => void look(), CUT_POLL_MS);
+      timer.unref();
+    };
+    void look();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }
+
+  /**
+   * Cuts every request in flight on the escrow (InferenceCut: the session cancels each host stream at
+   * once; composed diffs are still sent, and the controller's finalize reads what the hosts finished).
+   */
+  #cut(e: Entry, cause: string): void {
+    e.cutCause = cause;
+    this.#o.log?.warn(
+      {
+        marker: 'escrow_requests_cut',
+        escrowId: e.escrow.escrowId.toString(),
+        cause,
+        requests: e.requests.size,
+      },
+      'in-flight requests cut: the escrow is being settled by force',
+    );
+    const reason = new InferenceCut(cause);
+    for (const request of e.requests) request.abort(reason);
   }
 
   /** Drains every owned session and stops (a clean shutdown). */
@@ -385,6 +536,7 @@ export class OwnedSessions implements ClaimTarget {
       await e.lease.release();
       e.state = 'gone';
       if (this.#entries.get(id) === e) this.#entries.delete(id);
+      if (!this.#entries.has(id)) this.#maxNonceTriedAt.delete(id);
       if (!this.#entries.has(id)) this.#o.released?.(id);
     })();
     e.ended = run;
@@ -487,18 +639,59 @@ export class OwnedSessions implements ClaimTarget {
     if (!s || e.state !== 'serving') return;
     const nonce = s.latestNonce;
     const balanceEstimate = s.balance;
-    const progress = `${nonce}/${balanceEstimate}`;
+    // What returns to the balance as in-flight inferences resolve: the balance check holds an
+    // escrow these may bring back above the serving minimum (controller depletion-check.ts).
+    const reserved = reservedTotal(s.state);
+    const limits = nonceLimits(s);
+    const progress = `${nonce}/${balanceEstimate}/${reserved}/${limits.nonceCeiling}`;
     const at = performance.now();
     if (onlyIfChanged && progress === e.publishedProgress && at - e.publishedAt < UNCHANGED_PROGRESS_EVERY_MS)
       return;
     const ok = await this.#publisher
-      .update(e.escrow.escrowId, e.escrow.modelId, e.lease.value, { nonce, balanceEstimate })
+      .update(e.escrow.escrowId, e.escrow.modelId, e.lease.value, {
+        nonce,
+        balanceEstimate,
+        reserved,
+        ...limits,
+      })
       .catch(() => false);
     // A write that failed is retried by the next maintenance.
     if (ok) {
       e.publishedProgress = progress;
       e.publishedAt = at;
     }
+  }
+
+  /**
+   * For a session on the default max_nonce: asks the chain (maxNonceOf) at most every
+   * MAX_NONCE_RETRY_MS, in the background; on an answer the session adopts it and the pool entry gets
+   * the ceiling and its routing stop at once.
+   */
+  #learnMaxNonce(e: Entry): void {
+    const s = e.session;
+    const read = this.#o.maxNonceOf;
+    const id = e.escrow.escrowId;
+    if (!s || !read || s.maxNonceKnown || this.#maxNonceReads.has(id)) return;
+    const last = this.#maxNonceTriedAt.get(id) ?? Number.NEGATIVE_INFINITY;
+    if (performance.now() - last < MAX_NONCE_RETRY_MS) return;
+    this.#maxNonceTriedAt.set(id, performance.now());
+    const run = read(id)
+      .then(async (maxNonce) => {
+        if (!s.adoptMaxNonce(maxNonce)) return;
+        this.#o.log?.info(
+          { escrowId: id.toString(), maxNonce: maxNonce.toString() },
+          'escrow max_nonce learned from the chain',
+        );
+        if (this.#entries.get(id) === e) await this.#publishProgress(e);
+      })
+      .catch((error: unknown) =>
+        this.#o.log?.warn(
+          { escrowId: id.toString(), err: error },
+          'reading the escrow max_nonce failed: routing stops at the default until it answers',
+        ),
+      )
+      .finally(() => this.#maxNonceReads.delete(id));
+    this.#maxNonceReads.set(id, run);
   }
 
   #scheduleMaintenance(): void {
@@ -531,6 +724,7 @@ export class OwnedSessions implements ClaimTarget {
               'session maintenance failed',
             );
           }
+          this.#learnMaxNonce(e);
           await this.#publishProgress(e, true);
         }),
       );
@@ -538,6 +732,19 @@ export class OwnedSessions implements ClaimTarget {
       this.#maintaining = false;
     }
   }
+}
+
+/** The session's nonce ceiling (when known) and routing stop, as the pool entry carries them. */
+function nonceLimits(
+  session: UserSession | undefined,
+): Pick<OwnedEscrowInfo, 'nonceCeiling' | 'routingStop'> {
+  if (!session) return { nonceCeiling: undefined, routingStop: undefined };
+  const ceiling = session.maxNonceKnown ? session.maxNonce : undefined;
+  return { nonceCeiling: ceiling, routingStop: nonceRoutingStop(ceiling, session.state.group.slots.length) };
+}
+
+function belowRoutingStop(session: UserSession): boolean {
+  return session.latestNonce < nonceLimits(session).routingStop!;
 }
 
 /** Routing inputs from the session's billing guards; all zero while opening. */

@@ -1,5 +1,5 @@
 // What an owner writes into the Redis pool state (architecture §4; pool-state.ts codec): that it owns
-// an escrow, its nonce and balance as they move, draining, faulted with the cause, and that it let
+// an escrow, its nonce, balance and in-flight reservations as they move, draining, faulted with the cause, and that it let
 // go. Every write is conditional in one Lua script, so a replica that lost an escrow never
 // overwrites what the new owner published: owned/progress/faulted need our lease value, released
 // needs our replica id in `owner`.
@@ -12,6 +12,17 @@ redis.call('HSET', KEYS[2], unpack(ARGV, 5))
 redis.call('SADD', KEYS[3], ARGV[2])
 redis.call('SADD', KEYS[4], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[2])
+return 1`;
+
+/**
+ * KEYS: lease, pool hash. ARGV: escrow id, channel, status, cause, time. Only an existing entry nobody
+ * leases, and only when it says something else (no announcement for a repeat).
+ */
+const WHILE_UNLEASED = `if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+local now = redis.call('HMGET', KEYS[2], 'status', 'cause', 'owner')
+if now[1] == ARGV[3] and now[2] == ARGV[4] and (now[3] == false or now[3] == '') then return 1 end
+redis.call('HSET', KEYS[2], 'status', ARGV[3], 'cause', ARGV[4], 'owner', '', 'updated_at_ms', ARGV[5])
+redis.call('PUBLISH', ARGV[2], ARGV[1])
 return 1`;
 
 /** KEYS: pool hash. ARGV: replica id, escrow id, channel, fields… */
@@ -34,19 +45,50 @@ export class PoolPublisher {
     return this.#whileLeased(state.escrowId, state.modelId, leaseValue, fields);
   }
 
-  /** Some fields (nonce, balance, status, cause), while `leaseValue` is still the lease. */
+  /**
+   * Some fields (nonce, balance, reserved, nonce ceiling and routing stop, status, cause), while
+   * `leaseValue` is still the lease.
+   */
   async update(
     escrowId: bigint,
     modelId: string,
     leaseValue: string,
-    fields: Partial<Pick<PoolEscrowState, 'status' | 'nonce' | 'balanceEstimate' | 'cause'>>,
+    fields: Partial<
+      Pick<
+        PoolEscrowState,
+        'status' | 'nonce' | 'balanceEstimate' | 'reserved' | 'cause' | 'nonceCeiling' | 'routingStop'
+      >
+    >,
   ): Promise<boolean> {
     const out: Record<string, string> = { updated_at_ms: String(Date.now()) };
     if (fields.status !== undefined) out.status = fields.status;
     if (fields.nonce !== undefined) out.nonce = fields.nonce.toString();
     if (fields.balanceEstimate !== undefined) out.balance_estimate = fields.balanceEstimate.toString();
+    if (fields.reserved !== undefined) out.reserved = fields.reserved.toString();
     if (fields.cause !== undefined) out.cause = fields.cause;
+    if (fields.nonceCeiling !== undefined) out.nonce_ceiling = fields.nonceCeiling.toString();
+    if (fields.routingStop !== undefined) out.routing_stop = fields.routingStop.toString();
     return this.#whileLeased(escrowId, modelId, leaseValue, out);
+  }
+
+  /**
+   * Why nobody serves an escrow this replica declined to claim (status and cause), on its existing
+   * entry and only while no replica leases it; a repeat changes and announces nothing. The claim that
+   * later serves it writes the whole entry.
+   */
+  async declined(escrowId: bigint, fields: Pick<PoolEscrowState, 'status' | 'cause'>): Promise<boolean> {
+    const ok = await this.redis.eval(
+      WHILE_UNLEASED,
+      2,
+      this.keys.escrowLease(escrowId),
+      this.keys.poolEscrow(escrowId),
+      escrowId.toString(),
+      this.keys.poolChanges,
+      fields.status,
+      fields.cause ?? '',
+      String(Date.now()),
+    );
+    return Number(ok) === 1;
   }
 
   /** owner = '' once we let go (status kept: a faulted escrow stays faulted), if we were the owner. */

@@ -286,6 +286,12 @@ export const VARIABLES = {
       "Period (ms) of the controller's escrow rotation tick (spec §3.4, about every 15 s) and a third of it for the chain-phase poll. Shorter: rotation reacts sooner to the epoch schedule, more node queries.",
     parse: positiveInt,
   }),
+  GATEWAY_SETTLE_MARGIN_MS: spec({
+    default: '120000',
+    meaning:
+      "Time (ms) a rotated escrow keeps for its finalize rounds and settle tx before its settle window closes (chain-and-network.md §2.6 rule 9). The controller retires it by the window's close − (its execution_timeout + 5 s clock skew + this + one rotation tick), converted to blocks with its block time estimate, whatever the rotation stage. Longer: escrows are retired earlier; shorter: less room for a slow finalize.",
+    parse: positiveInt,
+  }),
   GATEWAY_ENCRYPTION_KEY: spec({
     secret: true,
     meaning:

@@ -455,7 +455,7 @@ export const rotationStages = pgTable(
     settled: integer('settled').notNull().default(0),
     failed: integer('failed').notNull().default(0),
     retiring: jsonb('retiring').notNull().default(sql`'[]'::jsonb`),
-    /** When a tick first saw a replacement routed; retiring waits a tick past it (proxies catch up). */
+    /** When a tick first saw a replacement routed; the same tick retires the outgoing escrows. */
     replacementRoutedAt: timestamp('replacement_routed_at', { withTimezone: true }),
     lastError: text('last_error'),
     createdAt: createdAt(),

@@ -40,6 +40,11 @@ export function redisKeys(prefix: string) {
     /** In-flight request count of one escrow across replicas. */
     escrowInFlight: (escrowId: bigint) => k(`inflight:escrow:${escrowId}`),
     /**
+     * A forced settle's order to cut the escrow's in-flight requests (escrow-cut.ts): the cause,
+     * with a TTL; its owner cuts them when it drains the escrow.
+     */
+    escrowCut: (escrowId: bigint) => k(`cut:escrow:${escrowId}`),
+    /**
      * Per stored API key, touched only by the admission script (apps/proxy/src/chat/
      * admission.ts): requests and tokens of the last minute (zset ticket → time; hash ticket →
      * tokens), requests in flight (zset ticket → expiry), budget reservations in flight (zset ticket
@@ -59,6 +64,16 @@ export function redisKeys(prefix: string) {
     chainPhase: k('chain:phase'),
     /** Pub/sub channel announcing an epoch or phase change (payload: `epoch/phase`). */
     chainPhaseChanges: k('chain:phase:changes'),
+    /**
+     * Hash: the controller's estimate of the chain's block time (apps/controller chain/block-time.ts):
+     * two reference samples (height, wall clock) and the ms per block between the older one and now.
+     */
+    chainBlockTime: k('chain:block-time'),
+    /**
+     * JSON (settle-window-summary.ts): the escrows whose settle window closed while the gateway's
+     * records show them unsettled, written by the controller's rotation tick for /v1/status.
+     */
+    settleWindowClosed: k('settle-window:closed'),
     /** One rotation tick at a time across controllers (`SET NX PX`, holder token as value). */
     rotationTickLock: k('rotation:tick-lock'),
     /**

@@ -19,6 +19,12 @@ describe('pool state codec', () => {
     expect(decodePoolState(encodePoolState(unowned))).toEqual(unowned);
     const faulted = { ...state, status: 'faulted' as const, cause: 'diverged: host state_hash differs' };
     expect(decodePoolState(encodePoolState(faulted))).toEqual(faulted);
+    const held = { ...state, status: 'held' as const, balanceEstimate: 400_000n, reserved: 3_000_000n };
+    expect(decodePoolState(encodePoolState(held))).toEqual(held);
+    // The owner knows the escrow's max_nonce; without it both fields are written empty (unknown).
+    const ceiling = { ...state, nonceCeiling: 1_000_000n, routingStop: 999_783n };
+    expect(decodePoolState(encodePoolState(ceiling))).toEqual(ceiling);
+    expect(encodePoolState(state)).toMatchObject({ nonce_ceiling: '', routing_stop: '' });
   });
 
   it('returns null for a missing key', () => {
@@ -33,6 +39,7 @@ describe('pool state codec', () => {
     ['capacity_weight', 'NaN'],
     ['model_id', ''],
     ['escrow_id', '007'],
+    ['reserved', '-5'],
   ])('rejects a malformed %s', (field, value) => {
     expect(() => decodePoolState({ ...encodePoolState(state), [field]: value })).toThrow(PoolStateCodecError);
   });

@@ -3,16 +3,30 @@
 // converts, and it rejects malformed entries instead of guessing.
 
 /**
+ * Spec §3.1, §8: an escrow whose usable balance is below this (ngonka) is depleted and gets no new
+ * requests.
+ */
+export const DEPLETION_THRESHOLD = 1_000_000n;
+
+/**
  * `faulted`: the owner's session stopped composing (divergence, every host rejected a fresh diff, a
  * corrupt store: a breaker tripped); out of routing until an operator acts, `cause` says why.
+ * `held`: below DEPLETION_THRESHOLD while the reservations of its in-flight inferences (`reserved`)
+ * may bring it back above when they resolve (devshard-protocol.md §5.4); out of routing, neither
+ * replaced nor settled, until the balance check releases it (`active`) or retires it (`depleted`).
+ * `unsupported_version`: not claimed because the chain does not approve the devshard protocol version
+ * the escrow is bound to (`cause` names the approved and the supported versions); claimed again once
+ * it does.
  */
 export const POOL_STATUSES = [
   'active',
   'draining',
   'depleted',
+  'held',
   'nonce_limited',
   'inactive',
   'faulted',
+  'unsupported_version',
 ] as const;
 export type PoolStatus = (typeof POOL_STATUSES)[number];
 
@@ -24,8 +38,20 @@ export interface PoolEscrowState {
   capacityWeight: number;
   /** Usable balance estimate in base denom. */
   balanceEstimate: bigint;
+  /**
+   * Reservations of the inferences still in flight (base denom): at most this returns to the balance
+   * when they resolve. Absent from an entry no owner has published yet (read as 0).
+   */
+  reserved?: bigint;
   /** Last durable nonce of the session. */
   nonce: bigint;
+  /**
+   * The escrow's max_nonce as its owner's session knows it (nonce-routing.ts); absent while no chain
+   * read told it.
+   */
+  nonceCeiling?: bigint;
+  /** Where new chat stops for the nonce (nonceRoutingStop); absent from an entry no owner published. */
+  routingStop?: bigint;
   /** Replica id of the current owner, or null when unowned. */
   owner: string | null;
   updatedAtMs: number;
@@ -48,6 +74,10 @@ export function encodePoolState(s: PoolEscrowState): Record<string, string> {
     owner: s.owner ?? '',
     updated_at_ms: String(s.updatedAtMs),
     cause: s.cause ?? '',
+    ...(s.reserved !== undefined ? { reserved: s.reserved.toString() } : {}),
+    // Always written ('' = unknown), so a whole entry never keeps an earlier owner's ceiling.
+    nonce_ceiling: s.nonceCeiling?.toString() ?? '',
+    routing_stop: s.routingStop?.toString() ?? '',
   };
 }
 
@@ -78,7 +108,10 @@ export function decodePoolState(hash: Record<string, string>): PoolEscrowState |
     status,
     capacityWeight: finiteNonNegative('capacity_weight', hash.capacity_weight),
     balanceEstimate: uint('balance_estimate', hash.balance_estimate),
+    ...(hash.reserved !== undefined ? { reserved: uint('reserved', hash.reserved) } : {}),
     nonce: uint('nonce', hash.nonce),
+    ...(hash.nonce_ceiling ? { nonceCeiling: uint('nonce_ceiling', hash.nonce_ceiling) } : {}),
+    ...(hash.routing_stop ? { routingStop: uint('routing_stop', hash.routing_stop) } : {}),
     owner: hash.owner ? hash.owner : null,
     updatedAtMs: finiteNonNegative('updated_at_ms', hash.updated_at_ms),
     ...(hash.cause ? { cause: hash.cause } : {}),
