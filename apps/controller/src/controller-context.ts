@@ -3,7 +3,12 @@
 // chain-and-network.md §2.2), and the environment private_key_env names are read from.
 import { type ChainClient, connectTxSigner, type PrivateKey, type TxSigner } from '@gonka-gateway/chain';
 import type { Clock } from '@gonka-gateway/devshard/session';
-import { HostDirectory, PostgresSessionStore, PostgresStoredHosts } from '@gonka-gateway/escrow-runtime';
+import {
+  HostDirectory,
+  PostgresSessionStore,
+  PostgresStoredHosts,
+  WarmKeyDirectory,
+} from '@gonka-gateway/escrow-runtime';
 import type { Logger, RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type { Sql } from 'postgres';
@@ -33,6 +38,12 @@ export interface ControllerContext {
    * escrow's stored participants (escrow_hosts) while the node is unreachable.
    */
   hosts: HostDirectory;
+  /**
+   * Warm keys of the hosts (authz grantees for MsgStartInference, chain-and-network.md §2.6 Settle 5):
+   * finalize verifies the hosts' state signatures with them, so a host signing with its warm key
+   * still counts towards the settlement quorum.
+   */
+  warmKeys: WarmKeyDirectory;
   /** Session clock (default the system clock); the devnet tests pass the devnet's. */
   sessionClock?: Clock;
   metrics?: ControllerMetrics;
@@ -46,7 +57,7 @@ export interface ControllerContext {
 }
 
 export function createControllerContext(
-  base: Omit<ControllerContext, 'store' | 'signerFor' | 'hosts'>,
+  base: Omit<ControllerContext, 'store' | 'signerFor' | 'hosts' | 'warmKeys'>,
 ): ControllerContext {
   const signers = new Map<string, Promise<TxSigner>>();
   return {
@@ -69,6 +80,14 @@ export function createControllerContext(
         );
       },
       onError: (error) => base.logger.warn({ err: error.message }, 'storing the escrow participants failed'),
+    }),
+    warmKeys: new WarmKeyDirectory({
+      client: base.chain,
+      onError: (error) =>
+        base.logger.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          'reading warm keys failed',
+        ),
     }),
     signerFor(key, chainId) {
       const id = `${chainId}/${key.address}`;

@@ -130,6 +130,13 @@ export {
   queryParticipants,
 } from './query/participants.js';
 export { parseRfc3339Ns, parseRpcStatus, queryRpcStatus, type RpcStatus } from './query/rpc-status.js';
+export {
+  authzGrantsByGranterPath,
+  MSG_START_INFERENCE_TYPE_URL,
+  parseWarmKeyGrants,
+  queryWarmKeys,
+  type WarmKeyGrantsPage,
+} from './query/warm-keys.js';
 export { BROADCAST_PATH, type BroadcastResult, broadcastTx } from './tx/broadcast.js';
 export {
   type BroadcastAndWaitOptions,

@@ -41,6 +41,7 @@ export {
 } from './owned/owned-sessions.js';
 export { PoolPublisher, type PublishedState } from './owned/pool-publisher.js';
 export { PostgresStoredHosts, type StoredHosts } from './owned/stored-hosts.js';
+export { WarmKeyDirectory, type WarmKeyDirectoryOptions } from './owned/warm-keys.js';
 export { OwnershipRuntime, type OwnershipRuntimeOptions } from './ownership-runtime.js';
 
 // Postgres SessionStore (§2.1 tokens minted at acquire, §2.3 fenced write-ahead, §2.5 snapshots).

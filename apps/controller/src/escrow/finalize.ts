@@ -160,7 +160,11 @@ async function runSessionFinalize(
   // Neither read needs the chain or the node to be up: both fall back on their stored copies
   // (last_known_reads, escrow_hosts), so an escrow finalizes while they are unreachable.
   const [signer, params] = await Promise.all([sessionKeyOf(ctx, escrowId), inferenceParamsOrLastKnown(ctx)]);
-  await ctx.hosts.prepareFor(escrowId);
+  // Warm keys are read here too (bounded, never failing the finalize): the finalize rounds accept the
+  // hosts' receipts and state signatures from a cold key or a warm key of it (chain-and-network.md
+  // §2.6 Settle 5, devshard-protocol.md §5.7); the persisted warmKeysBound cover only bindings a diff
+  // already made, not a host's first warm-key signature in the finalize rounds.
+  await Promise.all([ctx.hosts.prepareFor(escrowId), ctx.warmKeys.prepareFor(escrowId)]);
   const clock = ctx.sessionClock ?? systemClock;
   const session = await UserSession.open({
     store: ctx.store,
@@ -171,6 +175,7 @@ async function runSessionFinalize(
     writeGuard: lease.guard,
     clock,
     maxNonce: params.devshardEscrow.maxNonce,
+    isWarmKey: ctx.warmKeys.isWarmKey,
   });
   ctx.hosts.remember(escrowId, session.state.group.slots);
   try {

@@ -14,6 +14,7 @@ import {
   OwnershipRuntime,
   PostgresSessionStore,
   PostgresStoredHosts,
+  WarmKeyDirectory,
 } from '@gonka-gateway/escrow-runtime';
 import {
   chainClientFor,
@@ -96,6 +97,14 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     onError: (error) => log?.warn({ err: error }, 'reading the approved protocol versions failed'),
   });
   const maxNonces = new ChainMaxNonce({ client });
+  // Hosts may sign with a warm key, an authz grantee of their cold address for MsgStartInference
+  // (chain-and-network.md §2.6 Settle 5, devshard-protocol.md §5.7): read before a session opens,
+  // refreshed in the background; a failed read keeps the last answer and never blocks serving.
+  const warmKeys = new WarmKeyDirectory({
+    client,
+    onError: (error) =>
+      log?.warn({ err: error instanceof Error ? error.message : String(error) }, 'reading warm keys failed'),
+  });
   const resolveHost = (address: string, version: string): HostTarget | undefined => {
     const target = hosts.resolve(address, version);
     if (!target || options.allowPrivateHosts || !isPrivateHostUrl(target.baseUrl)) return target;
@@ -112,12 +121,21 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     store: new PostgresSessionStore(storeSql),
     signerFor: creatorKeyFromEnv(options.env, { encryptionKey: config.encryptionKey }),
     resolveHost,
-    prepare: (escrow) => hosts.prepareFor(escrow.escrowId),
+    prepare: async (escrow) => {
+      await Promise.all([hosts.prepareFor(escrow.escrowId), warmKeys.prepareFor(escrow.escrowId)]);
+    },
+    session: { isWarmKey: warmKeys.isWarmKey },
     versionRefusal: (version) => versions.refusal(version),
     // Records stored without the escrow's max_nonce: read from the chain (§7.5, ChainMaxNonce).
     maxNonceOf: (escrowId) => maxNonces.of(escrowId),
-    opened: (escrowId, participants) => hosts.remember(escrowId, participants),
-    released: (escrowId) => hosts.forget(escrowId),
+    opened: (escrowId, participants) => {
+      hosts.remember(escrowId, participants);
+      warmKeys.track(escrowId, participants);
+    },
+    released: (escrowId) => {
+      hosts.forget(escrowId);
+      warmKeys.forget(escrowId);
+    },
     ...(options.flushIdleMs !== undefined ? { flushIdleMs: options.flushIdleMs } : {}),
     ...(options.maintenanceEveryMs !== undefined ? { maintenanceEveryMs: options.maintenanceEveryMs } : {}),
     ...(options.onSessionEvent ? { onSessionEvent: options.onSessionEvent } : {}),
@@ -130,6 +148,7 @@ export function createProxyOwnership(options: ProxyOwnershipOptions): ProxyOwner
     start: () => runtime.start(),
     async close() {
       await runtime.close();
+      warmKeys.close();
       await storeSql.end({ timeout: 5 });
     },
   };

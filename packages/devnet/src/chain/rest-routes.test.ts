@@ -135,6 +135,24 @@ describe('chain REST queries', () => {
     );
   });
 
+  it('serves the cosmos authz grants of a granter (the warm keys the gateway reads)', async () => {
+    const host = devnet.participants[2]!;
+    const { status, body } = await get(`/cosmos/authz/v1beta1/grants/granter/${host.address}`);
+    expect(status).toBe(200);
+    expect(body.grants).toEqual([
+      {
+        granter: host.address,
+        grantee: host.warmKey.address,
+        authorization: {
+          '@type': '/cosmos.authz.v1beta1.GenericAuthorization',
+          msg: '/inference.inference.MsgStartInference',
+        },
+        expiration: null,
+      },
+    ]);
+    expect((await get('/cosmos/authz/v1beta1/grants/granter/not-an-address')).status).toBe(400);
+  });
+
   it('answers 404 for an unknown tx hash, then the indexed tx; simulates gas', async () => {
     const txs = new TxFactory(devnet);
     const tx = txs.createEscrow(account(devnet, 'creator-0').key);

@@ -1,7 +1,8 @@
 // Chain REST queries (Cosmos LCD paths, chain-and-network.md §3.1), served on :1317 and under
 // {node}/chain-api. Warm-key grants: GET /productscience/inference/inference/grantees_by_message_type/
 // {granter}/{msg_type_url} → {grantees: [{address, pub_key}]}, the chain's own query path; the type
-// URL may be sent escaped (%2Finference.inference.MsgStartInference) or as a literal path.
+// URL may be sent escaped (%2Finference.inference.MsgStartInference) or as a literal path; and the
+// cosmos authz GET /cosmos/authz/v1beta1/grants/granter/{granter} → {grants, pagination}.
 import { isAddress } from '@gonka-gateway/chain';
 import type { FastifyInstance } from 'fastify';
 import type { DevnetCore } from '../core.js';
@@ -130,6 +131,35 @@ export async function chainRestRoutes(app: FastifyInstance, opts: { core: Devnet
           const pubKey = chain.committed.accounts.get(address)?.pubKey;
           return { address, pub_key: pubKey ? toBase64(pubKey) : '' };
         }),
+      };
+    },
+  );
+
+  // The standard cosmos authz query the gateway reads warm keys with (chain-and-network.md §2.6 Settle 5):
+  // every grant of the granter; the devnet holds only MsgStartInference grants, without expiration.
+  app.get<{ Params: { granter: string } }>(
+    '/cosmos/authz/v1beta1/grants/granter/:granter',
+    {
+      schema: {
+        params: {
+          type: 'object',
+          required: ['granter'],
+          properties: { granter: { type: 'string', minLength: 1 } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { granter } = request.params;
+      if (!isAddress(granter)) return reply.code(400).send(badAddress(granter));
+      const grantees = [...(chain.warmKeyGrants.get(granter) ?? [])];
+      return {
+        grants: grantees.map((grantee) => ({
+          granter,
+          grantee,
+          authorization: { '@type': '/cosmos.authz.v1beta1.GenericAuthorization', msg: MSG_START_INFERENCE },
+          expiration: null,
+        })),
+        pagination: { next_key: null, total: String(grantees.length) },
       };
     },
   );
