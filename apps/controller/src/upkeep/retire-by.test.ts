@@ -19,7 +19,7 @@ describe('retire-by height', () => {
         timing: MAINNET_LIKE,
       }),
     ).toEqual({ height: 100_000n - 344n, reserveBlocks: 344n, capped: false });
-    // The fast devnet with a 10 s execution timeout and a 10 s margin: 10 + 5 + 10 + 15 = 40 s
+    // A fast devnet (250 ms blocks, 50 s epochs) with a 10 s execution timeout and a 10 s margin: 10 + 5 + 10 + 15 = 40 s
     // at 250 ms = 160 blocks, inside a 200-block epoch.
     expect(
       retireByHeight({
