@@ -11,7 +11,16 @@ import { lookupTx } from '@gonka-gateway/chain';
 import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, type Stack, settledEvent, startStack, txFee, USER_KEY } from './stack.js';
+import {
+  ADMIN_KEY,
+  type ChatTally,
+  chatThrough,
+  type Stack,
+  settledEvent,
+  startStack,
+  txFee,
+  USER_KEY,
+} from './stack.js';
 
 const RUN = process.env.ROTATION_SOAK === '1';
 const SWITCHES = Number(process.env.SOAK_SWITCHES ?? 5);
@@ -24,10 +33,12 @@ const AMOUNT = 5n * GNK;
 /** The switch into epoch n (PoC takes the 20 blocks before set_new_validators = poc_start + 20). */
 const switchInto = (n: number) => n * EPOCH_BLOCKS + 20;
 
+const openai = (url: string) =>
+  new OpenAI({ apiKey: USER_KEY, baseURL: `${url}/v1`, maxRetries: 0, timeout: 60_000 });
+
 describe.skipIf(!RUN)('settle-window soak: five epoch switches under load on 50 s epochs', () => {
   let s: Stack;
-  const failures: string[] = [];
-  let served = 0;
+  const tally: ChatTally = { served: 0, failures: [] };
   let chatting = false;
   let traffic: Promise<void>[] = [];
   let creatorBefore = 0n;
@@ -74,40 +85,6 @@ describe.skipIf(!RUN)('settle-window soak: five epoch switches under load on 50 
       await s.sql`select 1 from rotation_stages
         where model_id = ${QWEN_MODEL} and stage = ${stage} and epoch = ${epoch} and status = 'done'`
     ).length === 1;
-  const openai = (url: string) =>
-    new OpenAI({ apiKey: USER_KEY, baseURL: `${url}/v1`, maxRetries: 0, timeout: 60_000 });
-  const chatLoop = async (url: string, n: number) => {
-    const client = openai(url);
-    let i = 0;
-    while (chatting) {
-      try {
-        const stream = i % 2 === 1;
-        const content = `soak ${n}-${i++}`;
-        if (stream) {
-          let text = '';
-          const chunks = await client.chat.completions.create({
-            model: QWEN_MODEL,
-            messages: [{ role: 'user', content }],
-            max_tokens: 64,
-            stream: true,
-          });
-          for await (const c of chunks) text += c.choices[0]?.delta?.content ?? '';
-          if (text.length === 0) throw new Error('empty stream');
-        } else {
-          const res = await client.chat.completions.create({
-            model: QWEN_MODEL,
-            messages: [{ role: 'user', content }],
-            max_tokens: 64,
-          });
-          if (!res.choices[0]?.message.content) throw new Error('empty answer');
-        }
-        served++;
-      } catch (err) {
-        failures.push(`${url} #${i} at height ${s.devnet.blocks.height}: ${(err as Error).message}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
 
   it('no chat request fails, no deposit is stranded, every ngonka is accounted for', async () => {
     const started = Date.now();
@@ -156,7 +133,16 @@ describe.skipIf(!RUN)('settle-window soak: five epoch switches under load on 50 
     }
     const firstEpoch = epochNow();
     chatting = true;
-    traffic = s.proxyUrls.flatMap((url, i) => [chatLoop(url, 2 * i), chatLoop(url, 2 * i + 1)]);
+    traffic = s.proxyUrls.flatMap((url, i) =>
+      [2 * i, 2 * i + 1].map((n) =>
+        chatThrough(
+          s,
+          url,
+          { tag: `soak ${n}`, maxTokens: 64, pauseMs: 100, timeoutMs: 60000, running: () => chatting },
+          tally,
+        ),
+      ),
+    );
     const lastEpoch = firstEpoch + SWITCHES;
     await expect
       .poll(async () => epochNow() >= lastEpoch && (await stageDone('target', lastEpoch)), {
@@ -228,8 +214,8 @@ describe.skipIf(!RUN)('settle-window soak: five epoch switches under load on 50 
       minutes: Math.round((Date.now() - started) / 6_000) / 10,
       epochs: `${firstEpoch} → ${lastEpoch}`,
       execution_timeout_s: Number(s.devnet.chain.params().devshardEscrow.executionTimeout),
-      requests_served: served,
-      requests_failed: failures.length,
+      requests_served: tally.served,
+      requests_failed: tally.failures.length,
       escrows_created: creates.length,
       escrows_settled: settles.length,
       escrows_serving_at_end: escrows.filter((e) => e.state === 'active').length,
@@ -244,11 +230,11 @@ describe.skipIf(!RUN)('settle-window soak: five epoch switches under load on 50 
       safety_events: safetyEvents,
     };
     process.stdout.write(`rotation soak: ${JSON.stringify(numbers, null, 2)}\n`);
-    expect(failures).toEqual([]);
+    expect(tally.failures).toEqual([]);
     expect(markers.escrow_rotation_settle_failed ?? 0).toBe(0);
     expect(markers.escrow_settle_window_closed_unsettled ?? 0).toBe(0);
     expect(debug.settle_window.closed_unsettled).toEqual([]);
     expect(status.settle_window_closed?.escrows).toEqual([]);
-    expect(served).toBeGreaterThan(SWITCHES * 20);
+    expect(tally.served).toBeGreaterThan(SWITCHES * 20);
   }, 1_200_000);
 });

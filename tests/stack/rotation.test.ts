@@ -9,7 +9,7 @@ import { GNK, QWEN_MODEL } from '@gonka-gateway/devnet';
 import { redisKeys } from '@gonka-gateway/shared';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, type Stack, startStack, USER_KEY } from './stack.js';
+import { ADMIN_KEY, type ChatTally, chatThrough, type Stack, startStack, USER_KEY } from './stack.js';
 
 const AMOUNT = 5n * GNK;
 // 240 blocks of 50 ms: a 12 s epoch whose PoC takes the 20 blocks before set_new_validators.
@@ -29,11 +29,13 @@ interface StageView {
   events: { marker: string; epoch: number | null }[];
 }
 
+const openai = (url: string) =>
+  new OpenAI({ apiKey: USER_KEY, baseURL: `${url}/v1`, maxRetries: 0, timeout: 30_000 });
+
 describe('rotation across epoch switches with chat running', () => {
   let s: Stack;
   let proxy: string;
-  const failures: string[] = [];
-  let served = 0;
+  const tally: ChatTally = { served: 0, failures: [] };
   let chatting = false;
   let traffic: Promise<void>[] = [];
 
@@ -78,42 +80,6 @@ describe('rotation across epoch switches with chat running', () => {
   const isDone = async (stage: string, epoch: number) =>
     (await stageRows()).some((r) => r.stage === stage && Number(r.epoch) === epoch && r.status === 'done');
   const epochNow = () => Number(s.devnet.epochs.current().effective);
-
-  const openai = (url: string) =>
-    new OpenAI({ apiKey: USER_KEY, baseURL: `${url}/v1`, maxRetries: 0, timeout: 30_000 });
-  /** Sequential chat requests through one proxy until stopped; every failure is kept. */
-  const chatLoop = async (url: string, n: number) => {
-    const client = openai(url);
-    let i = 0;
-    while (chatting) {
-      try {
-        const stream = i % 2 === 1;
-        const content = `rotation ${n}-${i++}`;
-        if (stream) {
-          let text = '';
-          const chunks = await client.chat.completions.create({
-            model: QWEN_MODEL,
-            messages: [{ role: 'user', content }],
-            max_tokens: 8,
-            stream: true,
-          });
-          for await (const c of chunks) text += c.choices[0]?.delta?.content ?? '';
-          if (text.length === 0) throw new Error('empty stream');
-        } else {
-          const res = await client.chat.completions.create({
-            model: QWEN_MODEL,
-            messages: [{ role: 'user', content }],
-            max_tokens: 8,
-          });
-          if (!res.choices[0]?.message.content) throw new Error('empty answer');
-        }
-        served++;
-      } catch (err) {
-        failures.push(`${url} #${i} at height ${s.devnet.blocks.height}: ${(err as Error).message}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
 
   it('switched on at runtime, bridge and target stages follow two epoch switches with no failed chat request', async () => {
     const enable = () =>
@@ -172,7 +138,16 @@ describe('rotation across epoch switches with chat running', () => {
         .toBe(true);
     }
     chatting = true;
-    traffic = s.proxyUrls.flatMap((url, i) => [chatLoop(url, 2 * i), chatLoop(url, 2 * i + 1)]);
+    traffic = s.proxyUrls.flatMap((url, i) =>
+      [2 * i, 2 * i + 1].map((n) =>
+        chatThrough(
+          s,
+          url,
+          { tag: `rotation ${n}`, maxTokens: 8, pauseMs: 50, timeoutMs: 30000, running: () => chatting },
+          tally,
+        ),
+      ),
+    );
     for (const epoch of [first + 1, first + 2]) {
       await expect.poll(() => isDone('bridge', epoch), { timeout: 40_000, interval: 250 }).toBe(true);
       await expect.poll(() => isDone('target', epoch), { timeout: 40_000, interval: 250 }).toBe(true);
@@ -180,8 +155,8 @@ describe('rotation across epoch switches with chat running', () => {
     }
     chatting = false;
     await Promise.all(traffic);
-    expect(failures).toEqual([]);
-    expect(served).toBeGreaterThan(20);
+    expect(tally.failures).toEqual([]);
+    expect(tally.served).toBeGreaterThan(20);
 
     for (const epoch of [first + 1, first + 2]) {
       expect(await stageRow('bridge', epoch)).toMatchObject({

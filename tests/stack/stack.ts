@@ -16,6 +16,7 @@ import {
   type Devnet,
   type DevnetOptions,
   devnetChainClient,
+  QWEN_MODEL,
   startDevnet,
 } from '@gonka-gateway/devnet';
 import { closeRedis, openRedis } from '@gonka-gateway/shared';
@@ -25,6 +26,7 @@ import {
   type TestDatabase,
   type TestRedis,
 } from '@gonka-gateway/shared/testing';
+import OpenAI from 'openai';
 import postgres from 'postgres';
 import { freePort, type RunningProcess, startProcess } from '../support/gateway-process.js';
 
@@ -243,4 +245,43 @@ export async function adminCall(
   });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : undefined };
+}
+
+/** What chat traffic through the stack served and which requests failed (chatThrough). */
+export interface ChatTally {
+  served: number;
+  readonly failures: string[];
+}
+
+/**
+ * Sequential chat requests through one proxy, non-streamed and streamed in turn, while `running()`
+ * holds; an empty answer counts as a failure, and every failure is kept with the chain height.
+ */
+export async function chatThrough(
+  s: Pick<Stack, 'devnet'>,
+  url: string,
+  o: { tag: string; maxTokens: number; pauseMs: number; timeoutMs: number; running: () => boolean },
+  tally: ChatTally,
+): Promise<void> {
+  const client = new OpenAI({ apiKey: USER_KEY, baseURL: `${url}/v1`, maxRetries: 0, timeout: o.timeoutMs });
+  const request = { model: QWEN_MODEL, max_tokens: o.maxTokens };
+  let i = 0;
+  while (o.running()) {
+    try {
+      const messages = [{ role: 'user' as const, content: `${o.tag}-${i}` }];
+      if (i++ % 2 === 1) {
+        let text = '';
+        const chunks = await client.chat.completions.create({ ...request, messages, stream: true });
+        for await (const c of chunks) text += c.choices[0]?.delta?.content ?? '';
+        if (text.length === 0) throw new Error('empty stream');
+      } else {
+        const res = await client.chat.completions.create({ ...request, messages });
+        if (!res.choices[0]?.message.content) throw new Error('empty answer');
+      }
+      tally.served++;
+    } catch (err) {
+      tally.failures.push(`${url} #${i} at height ${s.devnet.blocks.height}: ${(err as Error).message}`);
+    }
+    await new Promise((r) => setTimeout(r, o.pauseMs));
+  }
 }
