@@ -2,15 +2,22 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // One project per workspace package, so `pnpm test` runs every package's tests and a
-// failure names the package. `source` resolves workspace packages to their TypeScript.
+// failure names the package.
 const project = (name: string, root: string) => ({
   extends: true as const,
   test: { name, root, include: ['**/*.test.ts'], exclude: ['**/node_modules/**', '**/dist/**'] },
 });
 
 export default defineConfig({
-  resolve: { conditions: ['source'] },
-  ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+  plugins: [
+    {
+      // `source` resolves workspace packages to their TypeScript, in every Vite environment: the one
+      // tests run in and the one vitest loads global setup in. Top-level `resolve.conditions` reaches
+      // only the client environment, so the condition is set per environment here.
+      name: 'workspace-source-condition',
+      configEnvironment: () => ({ resolve: { conditions: ['source'], externalConditions: ['source'] } }),
+    },
+  ],
   test: {
     // The JSON report lets ./test fail a run in which no test ran.
     reporters: ['default', ['json', { outputFile: '.ci/vitest-report.json' }]],

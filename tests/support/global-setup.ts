@@ -1,7 +1,6 @@
 // Runs once per `pnpm test`: finds Postgres and Redis (or starts containers where Docker exists)
 // and hands their URLs to every test worker through the environment.
-// Relative import: vitest loads global setup outside the workspace's `source` export condition.
-import { resolveTestServices, type TestServices } from '../../packages/shared/src/testing/index.js';
+import { resolveTestServices, type TestServices } from '@gonka-gateway/shared/testing';
 
 let services: TestServices | undefined;
 
