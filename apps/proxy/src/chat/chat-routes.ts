@@ -64,29 +64,73 @@ declare module 'fastify' {
 
 export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Promise<void> {
   await app.register(replyFrom, { undici: { connections: 128, pipelining: 1 } });
-  app.decorateRequest('rawBody', undefined);
-  // Parse: the exact bytes are kept, the host runs what the client sent (§2.5).
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'buffer', bodyLimit: o.bodyLimit },
-    (request, body, done) => {
-      const raw = body as Buffer;
-      request.rawBody = raw;
-      try {
-        scanJsonBody(raw);
-      } catch (error) {
-        return done(error as Error, undefined);
-      }
-      try {
-        done(null, JSON.parse(raw.toString('utf8')));
-      } catch {
-        done(new GatewayError('invalid_json', 'request body is not valid JSON'), undefined);
-      }
-    },
-  );
+  registerParse(app, o.bodyLimit);
+  registerAuthenticate(app);
+  const stages = stageDeps(o);
 
-  // Authenticate: a missing or wrong key is refused before the body is read (spec §5.1).
+  const handle = async (request: FastifyRequest, reply: FastifyReply, escrowId: bigint | undefined) => {
+    const chat = planChat(stages.plan, request, escrowId);
+    const hop = isValidHop(o.hopSecret, request.id, request.headers[HOP_HEADER]);
+    const account = await admitChat(stages.admit, request, reply, chat, hop);
+    if (!('finish' in account)) {
+      return reply.status(account.error.status).headers(account.headers).send(account.error.toBody());
+    }
+    const outcome = await serveChat(
+      request,
+      reply,
+      {
+        model: chat.model,
+        body: chat.hostBody,
+        reservation: { inputTokens: BigInt(chat.inputTokens), maxTokens: BigInt(chat.maxTokens) },
+        inputTokens: chat.inputTokens,
+        stream: chat.stream,
+        ask: chat.ask,
+        ...(escrowId !== undefined ? { escrowId } : {}),
+        capacityAware: o.capacityAware,
+        headers: chat.headers,
+      },
+      stages.serve,
+    ).catch((error: unknown) => {
+      account.finish(undefined);
+      throw error;
+    });
+    if (outcome.kind === 'not_here')
+      return forwardToOwner(stages.forward, request, reply, chat, account, hop, outcome.unfunded);
+    account.finish(outcome);
+    return reply;
+  };
+
+  const schema = { body: chatBodySchema };
+  app.post('/v1/chat/completions', { schema }, (request, reply) => handle(request, reply, undefined));
+  app.post<{ Params: { id: string } }>(
+    '/devshard/:id/v1/chat/completions',
+    { schema: { ...schema, params: escrowParamsSchema } },
+    (request, reply) => handle(request, reply, BigInt(request.params.id)),
+  );
+}
+
+/** Parse: the exact bytes are kept, the host runs what the client sent (§2.5). */
+function registerParse(app: FastifyInstance, bodyLimit: number): void {
+  app.decorateRequest('rawBody', undefined);
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
+    const raw = body as Buffer;
+    request.rawBody = raw;
+    try {
+      scanJsonBody(raw);
+    } catch (error) {
+      return done(error as Error, undefined);
+    }
+    try {
+      done(null, JSON.parse(raw.toString('utf8')));
+    } catch {
+      done(new GatewayError('invalid_json', 'request body is not valid JSON'), undefined);
+    }
+  });
+}
+
+/** Authenticate: a missing or wrong key is refused before the body is read (spec §5.1). */
+function registerAuthenticate(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
     try {
       checkKey(request.caller);
@@ -95,7 +139,15 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     }
     done();
   });
+}
 
+/** What each stage reads, drawn once from the route's options. */
+function stageDeps(o: ChatRoutesOptions): {
+  plan: PlanDeps;
+  admit: AdmitDeps;
+  serve: ServeDeps;
+  forward: ForwardDeps;
+} {
   const plan: PlanDeps = {
     settings: o.settings,
     tokenPrice: (model) => o.keyDirectory.tokenPrice(model),
@@ -124,44 +176,5 @@ export async function chatRoutes(app: FastifyInstance, o: ChatRoutesOptions): Pr
     metrics: o.metrics,
     tokenPrice: (model) => o.keyDirectory.tokenPrice(model),
   };
-
-  const handle = async (request: FastifyRequest, reply: FastifyReply, escrowId: bigint | undefined) => {
-    const chat = planChat(plan, request, escrowId);
-    const hop = isValidHop(o.hopSecret, request.id, request.headers[HOP_HEADER]);
-    const account = await admitChat(admit, request, reply, chat, hop);
-    if (!('finish' in account)) {
-      return reply.status(account.error.status).headers(account.headers).send(account.error.toBody());
-    }
-    const outcome = await serveChat(
-      request,
-      reply,
-      {
-        model: chat.model,
-        body: chat.hostBody,
-        reservation: { inputTokens: BigInt(chat.inputTokens), maxTokens: BigInt(chat.maxTokens) },
-        inputTokens: chat.inputTokens,
-        stream: chat.stream,
-        ask: chat.ask,
-        ...(escrowId !== undefined ? { escrowId } : {}),
-        capacityAware: o.capacityAware,
-        headers: chat.headers,
-      },
-      serve,
-    ).catch((error: unknown) => {
-      account.finish(undefined);
-      throw error;
-    });
-    if (outcome.kind === 'not_here')
-      return forwardToOwner(forward, request, reply, chat, account, hop, outcome.unfunded);
-    account.finish(outcome);
-    return reply;
-  };
-
-  const schema = { body: chatBodySchema };
-  app.post('/v1/chat/completions', { schema }, (request, reply) => handle(request, reply, undefined));
-  app.post<{ Params: { id: string } }>(
-    '/devshard/:id/v1/chat/completions',
-    { schema: { ...schema, params: escrowParamsSchema } },
-    (request, reply) => handle(request, reply, BigInt(request.params.id)),
-  );
+  return { plan, admit, serve, forward };
 }

@@ -215,12 +215,12 @@ describe('usage writer', () => {
     await w.ensureGroup();
     await w.start();
     for (let i = 0; i < 3; i++) await sendUsage(redis.redis, keys, record(`acks-${i}`));
-    await expect.poll(async () => (await rows('acks-')).length).toBe(3);
+    await expect.poll(async () => (await rows('acks-')).length, { timeout: 5_000 }).toBe(3);
     // Inserted, not yet all acknowledged: the loop waits out its window before the next read.
     expect(await pending(keys)).toBeGreaterThan(0);
     await expect.poll(() => pending(keys), { timeout: 5_000 }).toBe(0);
     for (let i = 3; i < 5; i++) await sendUsage(redis.redis, keys, record(`acks-${i}`));
-    await expect.poll(async () => (await rows('acks-')).length).toBe(5);
+    await expect.poll(async () => (await rows('acks-')).length, { timeout: 5_000 }).toBe(5);
     // The last batch (one or both: the loop may have read them apart) waits for the next read.
     expect(await pending(keys)).toBeGreaterThan(0);
     await w.stop();
