@@ -29,7 +29,14 @@ export {
   type ProtocolVersionsView,
 } from './owned/approved-versions.js';
 export { ChainMaxNonce, type ChainMaxNonceOptions } from './owned/chain-max-nonce.js';
-export { CreatorKeyError, creatorKeyFromEnv } from './owned/creator-key.js';
+export {
+  CreatorKeyError,
+  type CreatorKeyOptions,
+  type CreatorKeySource,
+  creatorKeyFromEnv,
+  creatorKeyOf,
+  openCreatorKey,
+} from './owned/creator-key.js';
 export { HostDirectory, type HostDirectoryOptions, type StoredCopyUse } from './owned/host-directory.js';
 export {
   NotOwnedError,

@@ -40,6 +40,7 @@ export {
   openPlainPool,
   sqlState,
 } from './db/client.js';
+export * as escrowTable from './db/escrow-table.js';
 export { MIGRATIONS_FOLDER, runMigrations } from './db/migrate.js';
 export * as schema from './db/schema.js';
 export { bootstrapSettings, DEFAULT_ESCROW_ROTATION, readSettings } from './db/settings.js';

@@ -4,11 +4,11 @@
 // with `wait_until_serving` answers once a proxy replica serves the escrow (bounded; escrow/serving.ts).
 // Settling is settle-routes.ts.
 import { queryChainId } from '@gonka-gateway/chain';
-import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
+import { escrowTable, GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
 import type { ControllerContext } from '../controller-context.js';
-import { resolveCreatorKey } from '../escrow/creator-key.js';
 import { escrowViewSchema, readEscrowViews } from '../escrow/escrow-view.js';
+import { resolveCreatorKey } from '../escrow/key-fields.js';
 import { inFlightCount, publishActivated, publishPoolStatus, removeFromPool } from '../escrow/pool-status.js';
 import { registerEscrow } from '../escrow/register.js';
 import { waitUntilServing } from '../escrow/serving.js';
@@ -206,7 +206,7 @@ export async function devshardsRoutes(
           );
         }
       }
-      await ctx.sql`delete from escrows where escrow_id = ${id.toString()}::numeric`;
+      await escrowTable.deleteEscrow(ctx.sql, id);
       await removeFromPool(ctx, id, view.model_id);
       return { escrow_id: Number(id), deleted: true };
     },

@@ -16,7 +16,7 @@ import {
   precheckCreate,
   storeKeySource,
 } from '../escrow/create.js';
-import { resolveCreatorKey } from '../escrow/creator-key.js';
+import { resolveCreatorKey } from '../escrow/key-fields.js';
 import { SERVING_WAIT_MS, waitUntilServing } from '../escrow/serving.js';
 import { decodeJobError } from '../jobs/create-escrow-job.js';
 import type { ControllerJobs } from '../jobs/workers.js';

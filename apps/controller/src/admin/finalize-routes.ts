@@ -2,7 +2,7 @@
 // as stored (exact integers, the same text on every call). /v1/finalize is only valid with exactly
 // one registered escrow. 409 while the owner still drains (with the in-flight count) or while an
 // inference is unresolved (completion_pending); never a hanging request.
-import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
+import { escrowTable, GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ControllerContext } from '../controller-context.js';
 import { finalizeEscrow } from '../escrow/finalize.js';
@@ -28,16 +28,14 @@ export async function finalizeRoutes(
     '/v1/finalize',
     { schema: { response: { 409: openAIErrorSchema, 401: openAIErrorSchema } } },
     async (_request, reply) => {
-      const rows = await ctx.sql<
-        { escrow_id: string }[]
-      >`select escrow_id::text as escrow_id from escrows order by escrow_id`;
+      const rows = await escrowTable.listIds(ctx.sql);
       if (rows.length !== 1) {
         throw new GatewayError(
           'conflict',
           `POST /v1/finalize needs exactly one registered escrow; ${rows.length} are registered — use /devshard/{id}/v1/finalize`,
         );
       }
-      return sendDocument(reply, await finalizeEscrow(ctx, BigInt(rows[0]!.escrow_id)));
+      return sendDocument(reply, await finalizeEscrow(ctx, rows[0]!));
     },
   );
 }

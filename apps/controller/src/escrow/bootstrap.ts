@@ -7,7 +7,7 @@
 import { DEFAULT_PRIVATE_KEY_ENV, queryChainId, queryEscrow } from '@gonka-gateway/chain';
 import type { EscrowMode } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
-import { resolveCreatorKey } from './creator-key.js';
+import { resolveCreatorKey } from './key-fields.js';
 import { registerEscrow } from './register.js';
 
 export interface BootstrapResult {

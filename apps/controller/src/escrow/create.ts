@@ -2,15 +2,15 @@
 // checked before signing is checked, and the answer names the field: chain id, model known to
 // governance, a devshard protocol version this gateway speaks among approved_versions (else 409
 // `unsupported_protocol_version`), creator on `allowed_creator_addresses` (spec §1.8: only governance
-// adds it), min_amount ≤ amount ≤ max_amount, spendable ≥ amount + fee (keeper rule 7). Then the signed tx's
-// hash and bytes are committed (chain_tx_commitments) before broadcast. Creates with the same
+// adds it), min_amount ≤ amount ≤ max_amount, spendable ≥ amount + fee (keeper rule 7). Then the
+// signed tx's hash and bytes are committed (chain_tx_commitments) before broadcast, by
+// chain/committed-tx.ts (the one commit-broadcast-reconcile routine). Creates with the same
 // business key (one Idempotency-Key, one rotation slot) run one at a time (advisory lock) and a
 // retry resumes the first attempt's commitment: included → the first answer; unknown → the chain is
 // asked about that hash, and only the same bytes are ever re-sent — so one key never creates a
 // second escrow. The admin route runs this in the `create-escrow` job (jobs/create-escrow-job.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  broadcastAndWait,
   findEscrowCreatedEvents,
   lookupTx,
   type PreparedTx,
@@ -24,16 +24,8 @@ import {
 } from '@gonka-gateway/chain';
 import { unsupportedProtocolReason } from '@gonka-gateway/devshard/session';
 import { GatewayError } from '@gonka-gateway/shared';
-import {
-  type Commitment,
-  liveCommitment,
-  markBroadcast,
-  mergeResult,
-  reconcileCommitment,
-  recordCommitment,
-  recordOutcome,
-  withBusinessLock,
-} from '../chain/commitments.js';
+import { liveCommitment, mergeResult, recordOutcome, withBusinessLock } from '../chain/commitments.js';
+import { runCommittedTx } from '../chain/committed-tx.js';
 import { readFromNode } from '../chain/node-read.js';
 import type { ControllerContext } from '../controller-context.js';
 import { type KeySource, registerEscrow } from './register.js';
@@ -178,77 +170,46 @@ export async function createEscrow(
   ctx: ControllerContext,
   req: CreateEscrowRequest,
 ): Promise<CreateEscrowResponse> {
-  const businessKey = businessKeyOfRequest(req);
   const fingerprint = fingerprintOf(req);
-  return withBusinessLock(ctx.sql, businessKey, async () => {
-    const live = await liveCommitment(ctx.sql, businessKey);
-    if (live) {
+  const target = targetOf(req);
+  return runCommittedTx<CreateEscrowResponse>(ctx, {
+    kind: 'create_escrow',
+    businessKey: businessKeyOfRequest(req),
+    // registerIncluded records the inclusion with the escrow id, after registering it.
+    onIncludedRecords: true,
+    onLive: async (live) => {
       if (!sameRequest((live.result?.request ?? null) as RequestFingerprint | null, fingerprint))
         throw idempotencyConflict();
-      const resumed = await resume(ctx, live, req);
-      if (resumed) return resumed;
-    }
-    return createNew(ctx, req, businessKey, fingerprint);
-  });
-}
-
-/** Continues a live commitment; undefined when it expired unseen (a new tx is then safe). */
-async function resume(
-  ctx: ControllerContext,
-  live: Commitment,
-  req: CreateEscrowRequest,
-): Promise<CreateEscrowResponse | undefined> {
-  const stored = live.result?.response as CreateEscrowResponse | undefined;
-  if (live.status === 'included' && stored) return stored;
-  if (live.status === 'included') {
-    // Included, but the process stopped before the answer was stored: read the events again.
-    const lookup = await lookupTx(ctx.chain, live.txHash);
-    if (lookup.kind !== 'found') {
+      const stored = live.result?.response as CreateEscrowResponse | undefined;
+      return live.status === 'included' && stored ? { done: stored } : undefined;
+    },
+    prepare: async () => ({
+      tx: await checkAndPrepare(ctx, req),
+      // The key source (an env name, or the key sealed under GATEWAY_ENCRYPTION_KEY) is kept so the
+      // reconcile pass can register an included create whose request never came back (a crash).
+      result: { request: fingerprint, key_source: storeKeySource(req.keySource) },
+    }),
+    onIncluded: async (txHash, outcome) => {
+      if (outcome) return registerIncluded(ctx, target, outcome);
+      // Included, but the process stopped before the answer was stored: read the events again.
+      const lookup = await lookupTx(ctx.chain, txHash);
+      if (lookup.kind !== 'found') {
+        throw new GatewayError(
+          'chain_error',
+          `cannot read included create tx ${txHash} back from the chain; retry`,
+        );
+      }
+      return finish(ctx, target, lookup.outcome);
+    },
+    onFailed: (outcome) => finish(ctx, target, outcome),
+    onUnknown: (outcome) => finish(ctx, target, outcome),
+    onUnreachable: async (txHash, reason) => {
       throw new GatewayError(
         'chain_error',
-        `cannot read included create tx ${live.txHash} back from the chain; retry`,
+        `cannot reach the chain to reconcile create tx ${txHash} (${reason}); retry with the same Idempotency-Key`,
       );
-    }
-    return finish(ctx, targetOf(req), lookup.outcome);
-  }
-  const reconciled = await reconcileCommitment(ctx.sql, ctx.chain, live);
-  ctx.logger.info(
-    { txHash: live.txHash, reconciled: reconciled.kind },
-    'create escrow: reconciled commitment',
-  );
-  switch (reconciled.kind) {
-    case 'included':
-    case 'failed':
-      return finish(ctx, targetOf(req), reconciled.outcome);
-    case 'expired':
-      return undefined;
-    case 'unreachable':
-      throw new GatewayError(
-        'chain_error',
-        `cannot reach the chain to reconcile create tx ${live.txHash} (${reconciled.reason}); retry with the same Idempotency-Key`,
-      );
-    case 'pending':
-      // Not seen yet and still able to land: re-send the SAME bytes (one hash, executes at most once).
-      return send(ctx, req, live.txHash, live.txBytes);
-  }
-}
-
-async function createNew(
-  ctx: ControllerContext,
-  req: CreateEscrowRequest,
-  businessKey: string,
-  fingerprint: RequestFingerprint,
-): Promise<CreateEscrowResponse> {
-  const tx = await checkAndPrepare(ctx, req);
-  await recordCommitment(ctx.sql, {
-    kind: 'create_escrow',
-    businessKey,
-    tx,
-    // The key source (an env name, or the key sealed under GATEWAY_ENCRYPTION_KEY) is kept so the
-    // reconcile pass can register an included create whose request never came back (a crash).
-    result: { request: fingerprint, key_source: storeKeySource(req.keySource) },
+    },
   });
-  return send(ctx, req, tx.txHash, tx.txBytes, tx.timeoutTimestampNs);
 }
 
 /** The pre-checks, each naming its field, and the signed tx they were checked for. */
@@ -322,23 +283,6 @@ async function checkAndPrepare(ctx: ControllerContext, req: CreateEscrowRequest)
     );
   }
   return tx;
-}
-
-async function send(
-  ctx: ControllerContext,
-  req: CreateEscrowRequest,
-  txHash: string,
-  txBytes: Uint8Array,
-  timeoutTimestampNs?: bigint,
-): Promise<CreateEscrowResponse> {
-  await markBroadcast(ctx.sql, txHash);
-  const outcome = await broadcastAndWait(
-    ctx.chain,
-    { txHash, txBytes, ...(timeoutTimestampNs === undefined ? {} : { timeoutTimestampNs }) },
-    ctx.poll,
-  );
-  if (outcome.status !== 'included') await recordOutcome(ctx.sql, outcome);
-  return finish(ctx, targetOf(req), outcome);
 }
 
 /**

@@ -3,7 +3,7 @@
 // in-flight reservations may bring a low balance back, upkeep/escrow-hold.ts —, balance estimate,
 // reserved, nonce ceiling and routing stop) and the latest create/settle tx hashes. Never a private
 // key: only where it comes from.
-import { decodePoolState, UNKNOWN_CEILING_ROUTING_STOP } from '@gonka-gateway/shared';
+import { decodePoolState, escrowTable, UNKNOWN_CEILING_ROUTING_STOP } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 
 export interface EscrowView {
@@ -79,51 +79,9 @@ export const escrowViewSchema = {
   },
 } as const;
 
-/** The selected row: the view's columns that come back as they are, plus what the rest derive from. */
-type Row = Pick<
-  EscrowView,
-  | 'model_id'
-  | 'chain_id'
-  | 'creator'
-  | 'amount'
-  | 'epoch_index'
-  | 'version'
-  | 'state'
-  | 'active'
-  | 'role'
-  | 'finalized'
-  | 'create_tx_hash'
-  | 'settle_tx_hash'
-  | 'last_error'
-> & {
-  escrow_id: string;
-  signer_key_env: string | null;
-  encrypted: boolean;
-  last_nonce: string | null;
-  created_at: Date;
-  updated_at: Date;
-};
-
 export async function readEscrowViews(ctx: ControllerContext, only?: bigint): Promise<EscrowView[]> {
-  const id = only === undefined ? null : only.toString();
-  const rows = await ctx.sql<Row[]>`
-    select e.escrow_id::text as escrow_id, e.model_id, e.chain_id, e.creator, e.amount::text as amount,
-           e.epoch_index::text as epoch_index, e.version, e.state, e.active, e.role, e.signer_key_env,
-           e.signer_key_encrypted is not null as encrypted, h.last_nonce::text as last_nonce,
-           (f.escrow_id is not null or h.finalize_document is not null) as finalized,
-           (select c.tx_hash from chain_tx_commitments c where c.escrow_id = e.escrow_id and c.kind = 'create_escrow'
-             and c.status = 'included' limit 1) as create_tx_hash,
-           (select c.tx_hash from chain_tx_commitments c where c.escrow_id = e.escrow_id and c.kind = 'settle_escrow'
-             order by c.created_at desc limit 1) as settle_tx_hash,
-           e.last_error, e.created_at, e.updated_at
-      from escrows e
-      left join session_heads h on h.escrow_id = e.escrow_id
-      left join finalize_documents f on f.escrow_id = e.escrow_id
-     where ${id}::numeric is null or e.escrow_id = ${id}::numeric
-     order by e.escrow_id`;
-  const pools = await Promise.all(
-    rows.map((r) => ctx.redis.hgetall(ctx.keys.poolEscrow(BigInt(r.escrow_id)))),
-  );
+  const rows = await escrowTable.listOverviews(ctx.sql, only);
+  const pools = await Promise.all(rows.map((r) => ctx.redis.hgetall(ctx.keys.poolEscrow(r.escrowId))));
   return rows.map((r, i) => {
     let pool: EscrowView['pool'] = null;
     try {
@@ -142,26 +100,26 @@ export async function readEscrowViews(ctx: ControllerContext, only?: bigint): Pr
       pool = null; // a malformed entry is the owner's to rewrite; the list still answers
     }
     return {
-      escrow_id: Number(r.escrow_id),
-      model_id: r.model_id,
-      chain_id: r.chain_id,
+      escrow_id: Number(r.escrowId),
+      model_id: r.modelId,
+      chain_id: r.chainId,
       creator: r.creator,
-      amount: r.amount,
-      epoch_index: r.epoch_index,
+      amount: r.amount.toString(),
+      epoch_index: r.epochIndex.toString(),
       version: r.version,
       state: r.state,
       active: r.active,
       role: r.role,
-      key_source: r.encrypted ? 'encrypted' : r.signer_key_env ? 'env' : 'default',
-      private_key_env: r.signer_key_env,
-      nonce: r.last_nonce,
+      key_source: r.hasEncryptedKey ? 'encrypted' : r.signerKeyEnv ? 'env' : 'default',
+      private_key_env: r.signerKeyEnv,
+      nonce: r.lastNonce,
       pool,
       finalized: r.finalized,
-      create_tx_hash: r.create_tx_hash,
-      settle_tx_hash: r.settle_tx_hash,
-      last_error: r.last_error,
-      created_at: new Date(r.created_at).toISOString(),
-      updated_at: new Date(r.updated_at).toISOString(),
+      create_tx_hash: r.createTxHash,
+      settle_tx_hash: r.settleTxHash,
+      last_error: r.lastError,
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
     };
   });
 }

@@ -14,15 +14,35 @@
 // instead of answering `completion_pending`. A standing cut order forces a finalize already running.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PrivateKey } from '@gonka-gateway/chain';
 import type { FinalizeResult } from '@gonka-gateway/devshard';
 import { HttpHostTransport, isSessionError, systemClock, UserSession } from '@gonka-gateway/devshard/session';
-import { EscrowLease } from '@gonka-gateway/escrow-runtime';
-import { escrowCutOrder, GatewayError, orderEscrowCut } from '@gonka-gateway/shared';
+import { creatorKeyOf, EscrowLease } from '@gonka-gateway/escrow-runtime';
+import { escrowCutOrder, escrowTable, GatewayError, orderEscrowCut } from '@gonka-gateway/shared';
 import { inferenceParamsOrLastKnown } from '../chain/last-known.js';
 import type { ControllerContext } from '../controller-context.js';
 import { inFlightCount, publishPoolStatus } from './pool-status.js';
-import { sessionKeyOf } from './session-key.js';
 import { type TransitionResult, transition } from './transitions.js';
+
+/**
+ * The creator key that signs the escrow's diffs when the controller opens its session: the one
+ * resolver the owners use too (escrow-runtime creator-key.ts: the sealed key first, then the env
+ * variable the row names, then DEVSHARD_PRIVATE_KEY). Errors name the source, never the value.
+ */
+async function sessionKeyOf(ctx: ControllerContext, escrowId: bigint): Promise<PrivateKey> {
+  const source = await escrowTable.creatorKeySourceOf(ctx.sql, escrowId);
+  if (!source)
+    throw new GatewayError('escrow_not_found', `escrow ${escrowId} is not registered`, { param: 'id' });
+  try {
+    return creatorKeyOf(`escrow ${escrowId}`, source, ctx.env, { encryptionKey: ctx.encryptionKey });
+  } catch (err) {
+    const message = (err as Error).message;
+    throw new GatewayError(
+      'service_unavailable',
+      message.startsWith(`escrow ${escrowId}`) ? message : `escrow ${escrowId}: ${message}`,
+    );
+  }
+}
 
 /** Longer than the slowest session open (replay is synchronous; escrow-runtime README). */
 const CONTROLLER_LEASE_TTL_MS = 30_000;
@@ -50,8 +70,7 @@ export async function finalizeEscrow(
   escrowId: bigint,
   options: FinalizeOptions = {},
 ): Promise<string> {
-  const [row] = await ctx.sql<{ state: string }[]>`
-    select state from escrows where escrow_id = ${escrowId.toString()}::numeric`;
+  const row = await escrowTable.findEscrow(ctx.sql, escrowId);
   if (!row)
     throw new GatewayError('escrow_not_found', `escrow ${escrowId} is not registered`, { param: 'id' });
   if (row.state === 'finalized' || row.state === 'settling' || row.state === 'settled') {

@@ -12,7 +12,7 @@ import {
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControllerContext } from '../controller-context.js';
-import { QUEUE_NAMES } from '../jobs/queues.js';
+import { JOB_IDS, QUEUE_NAMES } from '../jobs/queues.js';
 import {
   adminHeaders,
   type ControllerHarness,
@@ -94,7 +94,8 @@ describe('finalize and settle while the public node and the chain REST are down'
       expect(metrics).toMatch(/devshard_gateway_node_stored_copy_total\{what="participants"\} [1-9]/);
       expect(metrics).toMatch(/devshard_gateway_node_stored_copy_total\{what="inference_params"\} [1-9]/);
 
-      // Settlement broadcasts to the chain: its job waits (retried with backoff) while it is down.
+      // Settlement asks and broadcasts to the chain: its flow (the finalize child's pre-checks, then
+      // the settle) waits, retried with backoff, while it is down.
       const creator = h.account('creator-0').address;
       const before = h.devnet.chain.balanceOf(creator);
       const settle = await restarted.inject({
@@ -108,11 +109,16 @@ describe('finalize and settle while the public node and the chain REST are down'
         connection: h.redis.redis.duplicate(),
         prefix: ctx.keys.bullPrefix,
       });
+      const children = new Queue(QUEUE_NAMES.finalize, {
+        connection: h.redis.redis.duplicate(),
+        prefix: ctx.keys.bullPrefix,
+      });
       try {
         const job = () => queue.getJob(settle.json().job_id);
-        await expect
-          .poll(async () => (await job())?.attemptsMade ?? 0, { timeout: 20_000 })
-          .toBeGreaterThan(0);
+        const attempts = async () =>
+          ((await job())?.attemptsMade ?? 0) +
+          ((await children.getJob(JOB_IDS.finalize(id)))?.attemptsMade ?? 0);
+        await expect.poll(attempts, { timeout: 20_000 }).toBeGreaterThan(0);
         expect(await (await job())!.getState()).not.toBe('completed');
         h.devnet.faults.clear();
         await expect
@@ -120,6 +126,7 @@ describe('finalize and settle while the public node and the chain REST are down'
           .toBe('completed');
       } finally {
         await queue.close();
+        await children.close();
       }
       const [row] = await h.sql<{ state: string }[]>`
         select state from escrows where escrow_id = ${id.toString()}::numeric`;

@@ -10,7 +10,7 @@ import {
   sessionRecordFromChain,
   unsupportedProtocolReason,
 } from '@gonka-gateway/devshard/session';
-import { GatewayError } from '@gonka-gateway/shared';
+import { escrowTable, GatewayError } from '@gonka-gateway/shared';
 import { inferenceParamsOrLastKnown } from '../chain/last-known.js';
 import type { ControllerContext } from '../controller-context.js';
 
@@ -70,16 +70,20 @@ export async function registerEscrow(ctx: ControllerContext, input: RegisterInpu
   } catch (err) {
     if (!(isSessionStoreError(err) && err.code === SessionStoreErrorCode.Exists)) throw err;
   }
-  const env = 'env' in input.keySource ? input.keySource.env : null;
-  const sealed = 'sealed' in input.keySource ? Buffer.from(input.keySource.sealed) : null;
-  const inserted = await ctx.sql`
-    insert into escrows (escrow_id, chain_id, model_id, creator, amount, epoch_index, version, state, active,
-                         chain_row, signer_key_env, signer_key_encrypted)
-    values (${row.id.toString()}, ${input.chainId}, ${row.modelId}, ${row.creator}, ${row.amount.toString()},
-            ${row.epochIndex.toString()}, ${version}, 'active', ${input.active}, ${ctx.sql.json(row.raw as never)},
-            ${env}, ${sealed})
-    on conflict (escrow_id) do nothing
-    returning 1`;
-  if (inserted.length === 1) await ctx.redis.publish(ctx.keys.poolChanges, row.id.toString());
-  return { row, inserted: inserted.length === 1 };
+  const inserted = await escrowTable.insertEscrow(ctx.sql, {
+    escrowId: row.id,
+    chainId: input.chainId,
+    modelId: row.modelId,
+    creator: row.creator,
+    amount: row.amount,
+    epochIndex: row.epochIndex,
+    version,
+    state: 'active',
+    active: input.active,
+    chainRow: row.raw,
+    signerKeyEnv: 'env' in input.keySource ? input.keySource.env : null,
+    signerKeyEncrypted: 'sealed' in input.keySource ? input.keySource.sealed : null,
+  });
+  if (inserted) await ctx.redis.publish(ctx.keys.poolChanges, row.id.toString());
+  return { row, inserted };
 }

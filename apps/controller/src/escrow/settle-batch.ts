@@ -1,12 +1,13 @@
 // Batch settle (POST /v1/admin/devshards/settle, apps/controller README "Batch settle"): many escrows
-// settled `batchSize` at a time, each through its own settle job (jobs/settle-run.ts: the job id is
-// the escrow's, so a second batch or a retry joins the same job and nothing is settled twice). Each
+// settled `batchSize` at a time, each through its own settle flow (jobs/settle-run.ts: the job ids are
+// the escrow's, so a second batch or a retry joins the same flow and nothing is settled twice). Each
 // escrow is pre-checked first — registered, not settled, the key is its creator's, no request in
 // flight or held (unless `force`), the settler can still pay the fee after the settles before it —
 // so what cannot work is reported at once and never drained. One result per escrow is handed to
 // `emit` as it ends, then the summary. The work belongs to the controller, not to the HTTP
 // connection: a client that leaves stops only the lines.
 import { findEscrowSettledEvents, lookupTx, type PrivateKey } from '@gonka-gateway/chain';
+import { escrowTable } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import type { ControllerJobs } from '../jobs/workers.js';
 import { inFlightCount } from './pool-status.js';
@@ -63,13 +64,13 @@ const USED_UP = new Set(['depleted', 'nonce_limited']);
  * flag off) and `depleted` (pool status depleted or nonce_limited) each select, either one enough.
  */
 export async function selectEscrows(ctx: ControllerContext, filter: SettleFilter): Promise<bigint[]> {
-  const rows = await ctx.sql<{ escrow_id: string; active: boolean }[]>`
-    select escrow_id::text as escrow_id, active from escrows
-     where state <> 'settled' and (${filter.model ?? null}::text is null or model_id = ${filter.model ?? null})
-     order by escrow_id`;
+  const rows = await escrowTable.listUnsettled(
+    ctx.sql,
+    filter.model === undefined ? {} : { modelId: filter.model },
+  );
   const byStatus = filter.inactive === true || filter.depleted === true;
   const statuses = filter.depleted
-    ? await Promise.all(rows.map((r) => ctx.redis.hget(ctx.keys.poolEscrow(BigInt(r.escrow_id)), 'status')))
+    ? await Promise.all(rows.map((r) => ctx.redis.hget(ctx.keys.poolEscrow(r.escrowId), 'status')))
     : [];
   return rows
     .filter(
@@ -78,7 +79,7 @@ export async function selectEscrows(ctx: ControllerContext, filter: SettleFilter
         (filter.inactive === true && !r.active) ||
         (filter.depleted === true && USED_UP.has(statuses[i] ?? '')),
     )
-    .map((r) => BigInt(r.escrow_id));
+    .map((r) => r.escrowId);
 }
 
 /** The settle job's failure reason (escrow/settle.ts, finalize.ts) as a batch error code. */
@@ -148,8 +149,7 @@ async function settleOne(
   id: bigint,
   stop: AbortSignal | undefined,
 ): Promise<SettleLine> {
-  const [row] = await ctx.sql<{ state: string; creator: string }[]>`
-    select state, creator from escrows where escrow_id = ${id.toString()}::numeric`;
+  const row = await escrowTable.findEscrow(ctx.sql, id);
   if (!row) return fail(id, 'not_found', `escrow ${id} is not registered`);
   if (row.state === 'settled') {
     const tx = await settleTxHash(ctx, id);

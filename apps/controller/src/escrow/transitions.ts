@@ -6,7 +6,7 @@
 // the escrow id exists only once the tx is included), so rows start at `active`. The state names
 // themselves come from the schema's ESCROW_STATES (its CHECK constraint needs them, and shared
 // cannot import the controller), so they are spelled once.
-import { schema } from '@gonka-gateway/shared';
+import { escrowTable, schema } from '@gonka-gateway/shared';
 import type { Sql } from 'postgres';
 
 /** States the transitions below use: all but `creating` (see above) and `failed`. */
@@ -44,13 +44,8 @@ export async function transition(
   name: TransitionName,
 ): Promise<TransitionResult> {
   const { from, to } = TRANSITIONS[name];
-  const moved = await sql`
-    update escrows set state = ${to}, updated_at = now()
-     where escrow_id = ${escrowId.toString()}::numeric and state in ${sql(from as readonly string[])}
-    returning 1`;
-  if (moved.length === 1) return { kind: 'moved' };
-  const [row] = await sql<{ state: string }[]>`
-    select state from escrows where escrow_id = ${escrowId.toString()}::numeric`;
+  if (await escrowTable.moveState(sql, escrowId, from, to)) return { kind: 'moved' };
+  const row = await escrowTable.findEscrow(sql, escrowId);
   if (!row) return { kind: 'missing' };
   return row.state === to ? { kind: 'already' } : { kind: 'refused', state: row.state };
 }
@@ -60,9 +55,5 @@ export async function transition(
  * state: false stops new chat to the escrow; its owner drains it on its next claim pass.
  */
 export async function setRoutable(sql: Sql, escrowId: bigint, routable: boolean): Promise<boolean> {
-  const rows = await sql`
-    update escrows set active = ${routable}, updated_at = now()
-     where escrow_id = ${escrowId.toString()}::numeric
-    returning 1`;
-  return rows.length === 1;
+  return escrowTable.setActive(sql, escrowId, routable);
 }

@@ -6,6 +6,8 @@
 // controllers enqueue one job. Answers another attempt would only repeat (the chain refused the tx,
 // the outcome is unknown, bad input found late) end the job with UnrecoverableError; anything else
 // (node or database unreachable) is retried with backoff.
+import { ChainError, type PrivateKey } from '@gonka-gateway/chain';
+import { CreatorKeyError, creatorKeyOf } from '@gonka-gateway/escrow-runtime';
 import { GatewayError } from '@gonka-gateway/shared';
 import { type Job, type Queue, type QueueEvents, UnrecoverableError } from 'bullmq';
 import type { ControllerContext } from '../controller-context.js';
@@ -19,7 +21,7 @@ import {
   type StoredKeySource,
   sameRequest,
 } from '../escrow/create.js';
-import { creatorKeyOf } from '../escrow/creator-key.js';
+import type { KeySource } from '../escrow/register.js';
 import { JOB_IDS } from './queues.js';
 
 /** No private key ever: an env variable's name, or the key sealed under GATEWAY_ENCRYPTION_KEY. */
@@ -58,6 +60,34 @@ export function decodeJobError(failedReason: string | undefined): GatewayError {
   );
 }
 
+/**
+ * The key the job's stored key source names (any controller may run the job): through the one
+ * creator-key resolver (escrow-runtime creator-key.ts), which wipes a decrypted key's plaintext.
+ * Errors are the request's (4xx, naming the field), so the job ends on them without retrying.
+ */
+function jobCreatorKey(ctx: ControllerContext, source: KeySource): PrivateKey {
+  const param = 'env' in source ? 'private_key_env' : 'private_key';
+  try {
+    return creatorKeyOf(
+      'the request',
+      {
+        signerKeyEnv: 'env' in source ? source.env : null,
+        signerKeyEncrypted: 'sealed' in source ? source.sealed : null,
+      },
+      ctx.env,
+      { encryptionKey: ctx.encryptionKey },
+    );
+  } catch (err) {
+    const detail =
+      err instanceof ChainError
+        ? `${param}: ${err.detail ?? err.message}`
+        : err instanceof CreatorKeyError
+          ? err.message
+          : `${param}: the creator key is unusable`;
+    throw new GatewayError('invalid_request', detail, { param });
+  }
+}
+
 export async function runCreateEscrowJob(
   ctx: ControllerContext,
   job: Job<CreateEscrowJobData>,
@@ -70,7 +100,7 @@ export async function runCreateEscrowJob(
       modelId: request.model_id,
       chainId: request.chain_id,
       register: request.register,
-      key: creatorKeyOf(ctx, keySource),
+      key: jobCreatorKey(ctx, keySource),
       keySource,
       requestKey,
     });

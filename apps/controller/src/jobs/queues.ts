@@ -8,8 +8,13 @@ export const QUEUE_NAMES = {
   reconcileCommitments: 'reconcile-commitments',
   /** On demand: commitment → broadcast → poll → register of one create (jobs/create-escrow-job.ts). */
   createEscrow: 'create-escrow',
-  /** Finalize if needed, then MsgSettleDevshardEscrow (escrow/settle.ts). */
+  /**
+   * MsgSettleDevshardEscrow of one escrow (escrow/settle.ts): the parent of a flow whose child, in
+   * `finalize`, finalizes the escrow first.
+   */
   settle: 'settle',
+  /** The settle flow's child: the settle pre-checks, then the finalize (escrow/settle.ts finalizeForSettle). */
+  finalize: 'finalize',
   /** Upkeep: the balance / nonce check of every routed escrow (upkeep/depletion-check.ts). */
   depletionCheck: 'depletion-check',
   /** Upkeep: delete usage records past the retention (usage/usage-retention.ts). */
@@ -45,6 +50,8 @@ export const JOB_IDS = {
   createEscrow: (requestKey: string) => `create-escrow-${requestKey}`,
   /** One settle per escrow: a double click or a second controller enqueues it once. */
   settle: (escrowId: bigint) => `settle-${escrowId}`,
+  /** The finalize child of the escrow's settle flow: one per escrow as well. */
+  finalize: (escrowId: bigint) => `finalize-${escrowId}`,
 } as const;
 
 /** Retries with exponential backoff; a job that keeps failing stays visible as failed. */

@@ -1,18 +1,19 @@
 // The controller's BullMQ queues, workers and schedules. Queues exist in every controller (the
 // admin routes enqueue); workers only where `workers` is on, except the create-escrow worker, which
 // every controller runs because its own admin route waits for the job. On-demand jobs (create,
-// settle) run on every controller; the scheduled upkeep passes run only on the holder of the leader lease
-// (leader-lease.ts), which registers their schedules, reconciles open commitments at once and
-// rebuilds the pool each time it takes the lead. A schedule is one entry of `scheduled` below: its
+// the settle flow: its finalize child, then the settle) run on every controller; the scheduled
+// upkeep passes run only on the holder of the leader lease (leader-lease.ts), which registers
+// their schedules, reconciles open commitments at once and rebuilds the pool each time it takes
+// the lead. A schedule is one entry of `scheduled` below: its
 // queue, scheduler id, period and processor — the lead starts and stops them all alike. Each worker
 // gets its own Redis connection (a worker blocks on it); everything shares the configured prefix.
 import { closeRedis, openRedis, orderEscrowCut } from '@gonka-gateway/shared';
-import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
+import { FlowProducer, type Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { sampleBlockTime } from '../chain/block-time.js';
 import { MAX_LOCKED_OPERATIONS } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
-import { settleEscrow } from '../escrow/settle.js';
+import { finalizeForSettle, settleEscrow } from '../escrow/settle.js';
 import { publishChainPhase, republishLastKnownPhase } from '../upkeep/chain-phase.js';
 import { checkDepletion } from '../upkeep/depletion-check.js';
 import { rebuildPool } from '../upkeep/pool-rebuild.js';
@@ -39,7 +40,7 @@ import {
   WORKER_LOCKS,
 } from './queues.js';
 import { reconcileOpenCommitments } from './reconcile-commitments.js';
-import { awaitSettleAttempt, type SettleAttemptEnd, type SettleJobData } from './settle-run.js';
+import { awaitSettleAttempt, flowAttempts, type SettleAttemptEnd, type SettleJobData } from './settle-run.js';
 
 export type { SettleJobData } from './settle-run.js';
 
@@ -57,7 +58,12 @@ export interface ControllerJobs {
   /** Enqueues a create once per request key and waits up to `waitMs` for its answer. */
   runCreate(data: CreateEscrowJobData, waitMs: number): Promise<CreateJobAnswer>;
   settle: Queue<SettleJobData>;
-  /** Enqueues the settle job of an escrow once (a failed one is retried); returns its id. */
+  /** The finalize children of the settle flows. */
+  finalize: Queue<SettleJobData>;
+  /**
+   * Enqueues the settle flow of an escrow once (finalize child, then settle; a finished one is
+   * replaced, so a failed one is retried); returns the settle job's id.
+   */
   enqueueSettle(escrowId: bigint, privateKeyEnv: string, options?: SettleEnqueueOptions): Promise<string>;
   /**
    * enqueueSettle, then waits for the job's attempt under way to end (jobs/settle-run.ts);
@@ -106,6 +112,9 @@ export async function startControllerJobs(
   const queueOptions = { connection: connection(), prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
   const reconcile = new Queue(QUEUE_NAMES.reconcileCommitments, queueOptions);
   const settle = new Queue<SettleJobData>(QUEUE_NAMES.settle, queueOptions);
+  const finalize = new Queue<SettleJobData>(QUEUE_NAMES.finalize, queueOptions);
+  // Flows take no queue defaults: each job of a settle flow gets DEFAULT_JOB_OPTIONS explicitly.
+  const flows = new FlowProducer({ connection: connection(), prefix });
   const createEscrow = new Queue<CreateEscrowJobData>(QUEUE_NAMES.createEscrow, queueOptions);
   // The admin route waits on job completion events (its own blocking connection).
   const createEvents = new QueueEvents(QUEUE_NAMES.createEscrow, { connection: connection(), prefix });
@@ -119,46 +128,89 @@ export async function startControllerJobs(
   const rotation = new Queue(QUEUE_NAMES.rotationTick, queueOptions);
   const chainPhase = new Queue(QUEUE_NAMES.chainPhase, queueOptions);
   const rotationTickMs = options.rotationTickMs ?? ROTATION_TICK_EVERY_MS;
+  /**
+   * One settle flow per escrow (architecture §1: every money-moving action is a job): the parent
+   * `settle` job (escrow/settle.ts settleEscrow) runs once its child `finalize` job
+   * (finalizeForSettle) has completed; a child that fails for good fails the parent with the
+   * child's reason. Both ids are
+   * the escrow's, so a double click or a second controller joins the flow under way.
+   */
   const enqueueSettle = async (
     escrowId: bigint,
     privateKeyEnv: string,
     options: SettleEnqueueOptions = {},
   ): Promise<string> => {
     const jobId = JOB_IDS.settle(escrowId);
+    const childId = JOB_IDS.finalize(escrowId);
     const existing = await settle.getJob(jobId);
     if (existing) {
       const state = await existing.getState();
-      // Waiting or running: the same settle is under way, never a second one.
+      // Waiting, waiting for its child, or running: the same settle is under way, never a second one.
       if (state !== 'failed' && state !== 'completed') {
+        const child = await finalize.getJob(childId);
         if (options.force && !existing.data.force) {
           await existing.updateData({ ...existing.data, force: true });
+          if (child) await child.updateData({ ...child.data, force: true });
           // An attempt already draining the escrow: its owner and its finalize read the order.
           await orderEscrowCut(ctx.redis, ctx.keys, escrowId);
         }
-        if (options.now && state === 'delayed') await existing.promote().catch(() => undefined);
+        if (options.now) {
+          if (state === 'delayed') await existing.promote().catch(() => undefined);
+          if (child && (await child.getState()) === 'delayed') await child.promote().catch(() => undefined);
+        }
         return jobId;
       }
-      // A finished run is replaced by a fresh one with this request's key name; the job itself
-      // is idempotent (a settled escrow is done, a committed tx is reconciled before anything).
+      // A finished run is replaced by a fresh one with this request's key name (its child goes
+      // with it); both jobs are idempotent (a settled escrow is done, a stored finalize document
+      // is returned as it is, a committed tx is reconciled before anything).
       await existing.remove();
     }
-    await settle.add(
-      'settle',
-      { escrowId: escrowId.toString(), privateKeyEnv, ...(options.force ? { force: true } : {}) },
-      { jobId },
-    );
+    // A child kept longer than its parent (or left by a removed one) is finished: the new flow
+    // runs its own. One still under way is taken over as the new parent's child.
+    const stale = await finalize.getJob(childId);
+    if (stale) {
+      const state = await stale.getState();
+      if (state === 'completed' || state === 'failed') await stale.remove();
+    }
+    const data: SettleJobData = {
+      escrowId: escrowId.toString(),
+      privateKeyEnv,
+      ...(options.force ? { force: true } : {}),
+    };
+    await flows.add({
+      name: 'settle',
+      queueName: QUEUE_NAMES.settle,
+      data,
+      opts: { ...DEFAULT_JOB_OPTIONS, jobId },
+      children: [
+        {
+          name: 'finalize',
+          queueName: QUEUE_NAMES.finalize,
+          data,
+          opts: { ...DEFAULT_JOB_OPTIONS, jobId: childId, continueParentOnFailure: true },
+        },
+      ],
+    });
     return jobId;
   };
   const runSettle: ControllerJobs['runSettle'] = async (escrowId, privateKeyEnv, options) => {
-    const jobId = await enqueueSettle(escrowId, privateKeyEnv, options);
-    const attemptsBefore = (await settle.getJob(jobId))?.attemptsMade ?? 0;
-    return awaitSettleAttempt(settle, jobId, attemptsBefore, options.stop);
+    const settleId = await enqueueSettle(escrowId, privateKeyEnv, options);
+    const ids = { settle, finalize, settleId, finalizeId: JOB_IDS.finalize(escrowId) };
+    return awaitSettleAttempt({ ...ids, before: await flowAttempts(ids) }, options.stop);
   };
   const settleGaveUp = async (escrowId: bigint): Promise<string | undefined> => {
-    const job = await settle.getJob(JOB_IDS.settle(escrowId));
-    if (!job || (await job.getState()) !== 'failed') return undefined;
-    // Failed before using its attempts: BullMQ's UnrecoverableError (settle.ts rule violations).
-    return job.attemptsMade < (job.opts.attempts ?? 1) ? (job.failedReason ?? 'settle failed') : undefined;
+    // Failed before using its attempts: BullMQ's UnrecoverableError (settle.ts rule violations),
+    // in the child (the pre-checks and the finalize) or in the parent (the settle tx).
+    const gaveUp = async (job: Job<SettleJobData> | undefined) => {
+      if (!job || (await job.getState()) !== 'failed') return undefined;
+      return {
+        reason:
+          job.attemptsMade < (job.opts.attempts ?? 1) ? (job.failedReason ?? 'settle failed') : undefined,
+      };
+    };
+    const child = await gaveUp(await finalize.getJob(JOB_IDS.finalize(escrowId)));
+    if (child) return child.reason;
+    return (await gaveUp(await settle.getJob(JOB_IDS.settle(escrowId))))?.reason;
   };
   // A failed tick or phase poll is not retried: the next one comes within seconds.
   const once = { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } };
@@ -284,8 +336,24 @@ export async function startControllerJobs(
       watch(
         new Worker(
           QUEUE_NAMES.settle,
+          async (job: Job<SettleJobData>) => {
+            // A finalize child that failed for good (continueParentOnFailure) ends the settle with
+            // the child's own reason, which the batch codes and rotation's give-up read.
+            const [childFailure] = Object.values(await job.getIgnoredChildrenFailures());
+            if (childFailure !== undefined) throw new UnrecoverableError(childFailure);
+            return settleEscrow(ctx, BigInt(job.data.escrowId), job.data.privateKeyEnv, {
+              force: job.data.force === true,
+              windowReported: true,
+            });
+          },
+          workerOptions(2),
+        ),
+      ),
+      watch(
+        new Worker(
+          QUEUE_NAMES.finalize,
           async (job: Job<SettleJobData>) =>
-            settleEscrow(ctx, BigInt(job.data.escrowId), job.data.privateKeyEnv, {
+            finalizeForSettle(ctx, BigInt(job.data.escrowId), job.data.privateKeyEnv, {
               force: job.data.force === true,
             }),
           workerOptions(2),
@@ -332,6 +400,7 @@ export async function startControllerJobs(
     createEscrow,
     runCreate: (data, waitMs) => enqueueCreate(createEscrow, createEvents, data, waitMs),
     settle,
+    finalize,
     enqueueSettle,
     runSettle,
     leading: () => leader?.leading ?? false,
@@ -345,7 +414,10 @@ export async function startControllerJobs(
       await stopScheduleWorkers();
       await Promise.all(workers.map((w) => w.close()));
       await createEvents.close();
-      await Promise.all([createEscrow, settle, ...scheduled.map((s) => s.queue)].map((q) => q.close()));
+      await flows.close();
+      await Promise.all(
+        [createEscrow, settle, finalize, ...scheduled.map((s) => s.queue)].map((q) => q.close()),
+      );
       await Promise.all(connections.map(closeRedis));
     },
   };

@@ -11,7 +11,7 @@
 // routed, replaced or settled until they resolve; then released, or retired as depleted. So is an
 // escrow at the routing stop of a max_nonce its owner has not read yet (nonce-limit.ts).
 import { privateKeyFromEnv, queryChainId } from '@gonka-gateway/chain';
-import { DEPLETION_THRESHOLD, decodePoolState, type PoolStatus } from '@gonka-gateway/shared';
+import { DEPLETION_THRESHOLD, decodePoolState, escrowTable, type PoolStatus } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import { createEscrow } from '../escrow/create.js';
 import { publishPoolStatus } from '../escrow/pool-status.js';
@@ -45,14 +45,13 @@ export async function checkDepletion(
   ctx: ControllerContext,
   deps: DepletionDeps,
 ): Promise<DepletionFinding[]> {
-  const escrows = await ctx.sql<{ escrow_id: string; model_id: string; role: string }[]>`
-    select escrow_id::text as escrow_id, model_id, role from escrows where state = 'active' and active order by escrow_id`;
+  const escrows = await escrowTable.listServing(ctx.sql);
   const [settings] = await ctx.sql<{ escrow_rotation: { enabled: boolean; models: RotationModel[] } }[]>`
     select escrow_rotation from settings where id = 1`;
   const rotation = settings?.escrow_rotation;
   const findings: DepletionFinding[] = [];
   for (const e of escrows) {
-    const escrowId = BigInt(e.escrow_id);
+    const escrowId = e.escrowId;
     let pool: ReturnType<typeof decodePoolState>;
     try {
       pool = decodePoolState(await ctx.redis.hgetall(ctx.keys.poolEscrow(escrowId)));
@@ -83,7 +82,7 @@ export async function checkDepletion(
       ctx.logger.warn(
         {
           marker: 'escrow_depleted',
-          escrowId: e.escrow_id,
+          escrowId: escrowId.toString(),
           status,
           balance: pool.balanceEstimate.toString(),
           nonce: pool.nonce.toString(),
@@ -92,7 +91,7 @@ export async function checkDepletion(
       );
     }
     const finding: DepletionFinding = { escrowId, status };
-    const model = rotation?.enabled ? rotation.models.find((m) => m.model_id === e.model_id) : undefined;
+    const model = rotation?.enabled ? rotation.models.find((m) => m.model_id === e.modelId) : undefined;
     if (model) {
       try {
         const key = privateKeyFromEnv(ctx.env, model.private_key_env);
@@ -107,9 +106,7 @@ export async function checkDepletion(
         });
         finding.replacement = created.escrow_id;
         // A rotated escrow's replacement takes its role, so the rotation retires it in turn.
-        await ctx.sql`
-          update escrows set role = ${e.role}, updated_at = now()
-           where escrow_id = ${String(created.escrow_id)}::numeric and role = 'manual'`;
+        await escrowTable.tagManualRole(ctx.sql, BigInt(created.escrow_id), e.role);
         await deps.enqueueSettle(escrowId, model.private_key_env);
       } catch (err) {
         // Logged and kept for /v1/debug/rotation (spec §3.4 markers); once per old escrow and cause.
@@ -119,7 +116,7 @@ export async function checkDepletion(
             modelId: model.model_id,
             marker: 'escrow_depletion_replacement_failed',
             epoch: null,
-            detail: { escrow_id: e.escrow_id, error: (err as Error).message },
+            detail: { escrow_id: escrowId.toString(), error: (err as Error).message },
           },
           { once: true, message: 'depletion replacement failed' },
         );

@@ -9,7 +9,7 @@
 // unowned (`owner` empty: nothing is forwarded to it) with the deposit as its balance estimate and
 // the last durable nonce, until the replica that claims the escrow publishes the whole entry.
 import type { PoolStatus } from '@gonka-gateway/shared';
-import { encodePoolState } from '@gonka-gateway/shared';
+import { encodePoolState, escrowTable } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import { removeFromPool } from '../escrow/pool-status.js';
 
@@ -37,48 +37,35 @@ export function poolStatusOf(state: string, active: boolean): PoolStatus {
 }
 
 export async function rebuildPool(ctx: ControllerContext): Promise<PoolRebuildSummary> {
-  const rows = await ctx.sql<
-    {
-      escrow_id: string;
-      model_id: string;
-      state: string;
-      active: boolean;
-      amount: string;
-      last_nonce: string | null;
-      last_error: string | null;
-    }[]
-  >`select e.escrow_id::text as escrow_id, e.model_id, e.state, e.active, e.amount::text as amount,
-           h.last_nonce::text as last_nonce, e.last_error
-      from escrows e left join session_heads h on h.escrow_id = e.escrow_id
-     order by e.escrow_id`;
+  const rows = await escrowTable.listWithSessionNonce(ctx.sql);
   const summary: PoolRebuildSummary = { written: 0, removed: 0 };
   for (const r of rows) {
-    const escrowId = BigInt(r.escrow_id);
+    const escrowId = r.escrowId;
     if (r.state === 'settled') {
-      await removeFromPool(ctx, escrowId, r.model_id);
+      await removeFromPool(ctx, escrowId, r.modelId);
       summary.removed++;
       continue;
     }
     const status = poolStatusOf(r.state, r.active);
     const fields = encodePoolState({
       escrowId,
-      modelId: r.model_id,
+      modelId: r.modelId,
       status,
       capacityWeight: 0,
-      balanceEstimate: BigInt(r.amount),
-      nonce: BigInt(r.last_nonce ?? '0'),
+      balanceEstimate: r.amount,
+      nonce: r.lastNonce ?? 0n,
       owner: null,
       updatedAtMs: Date.now(),
-      ...(r.last_error && !r.active ? { cause: r.last_error.slice(0, 200) } : {}),
+      ...(r.lastError && !r.active ? { cause: r.lastError.slice(0, 200) } : {}),
     });
     await ctx.redis.eval(
       REBUILD_ENTRY,
       3,
       ctx.keys.poolEscrow(escrowId),
-      ctx.keys.poolModel(r.model_id),
+      ctx.keys.poolModel(r.modelId),
       ctx.keys.poolModels,
-      r.escrow_id,
-      r.model_id,
+      escrowId.toString(),
+      r.modelId,
       ctx.keys.poolChanges,
       status === 'active' ? '1' : '0',
       status,

@@ -14,6 +14,7 @@
 // retired at the first tick of the next epoch, and `capped` says the full reserve did not fit.
 // Computed on every pass, never stored: a new block time estimate or epoch length applies at once.
 import type { InferenceParams } from '@gonka-gateway/chain';
+import { escrowTable } from '@gonka-gateway/shared';
 import { type BlockTimeEstimate, readBlockTime } from '../chain/block-time.js';
 import { inferenceParamsOrLastKnown } from '../chain/last-known.js';
 import type { ControllerContext } from '../controller-context.js';
@@ -116,10 +117,15 @@ interface UnsettledRow {
 
 async function unsettledEscrows(ctx: ControllerContext): Promise<UnsettledRow[]> {
   // execution_timeout as the chain row was frozen at registration; older rows lack it (zero).
-  return ctx.sql<UnsettledRow[]>`
-    select escrow_id::text as escrow_id, model_id, role, state, amount::text as amount,
-           epoch_index::text as epoch_index, chain_row->>'execution_timeout' as execution_timeout
-      from escrows where state <> 'settled' order by escrow_id`;
+  return (await escrowTable.listUnsettled(ctx.sql)).map((e) => ({
+    escrow_id: e.escrowId.toString(),
+    model_id: e.modelId,
+    role: e.role,
+    state: e.state,
+    amount: e.amount.toString(),
+    epoch_index: e.epochIndex.toString(),
+    execution_timeout: e.executionTimeout,
+  }));
 }
 
 export function settleWindowsOf(

@@ -6,7 +6,7 @@
 // or, with the model's `settle` switch off, the escrow is only finalized once its owner has handed
 // the lease back. Settled (or, with settle off, finalized) escrows leave the stage's list; a settle
 // the chain refused is counted as failed and left to the operator.
-import { GatewayError } from '@gonka-gateway/shared';
+import { escrowTable, GatewayError } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import { finalizeEscrow } from '../escrow/finalize.js';
 import { inFlightCount, publishPoolStatus } from '../escrow/pool-status.js';
@@ -32,12 +32,6 @@ export async function startRetiring(ctx: ControllerContext, ids: readonly bigint
     out.push(id);
   }
   return out;
-}
-
-interface EscrowRow {
-  state: string;
-  last_error: string | null;
-  signer_key_env: string | null;
 }
 
 /** Where one retiring escrow stands after a pass (retireStep). */
@@ -66,16 +60,11 @@ export async function retireStep(
   model: RotationModelSettings | undefined,
 ): Promise<RetireStep> {
   const settle = model?.settle ?? true;
-  const [e] = await ctx.sql<EscrowRow[]>`
-    select state, last_error, signer_key_env from escrows where escrow_id = ${id.toString()}::numeric`;
+  const e = await escrowTable.findEscrow(ctx.sql, id);
   if (!e) return { kind: 'gone' };
   if (e.state === 'settled') return { kind: 'settled' };
   const gaveUp =
-    e.state === 'finalized' && e.last_error
-      ? e.last_error
-      : settle
-        ? await deps.settleGaveUp?.(id)
-        : undefined;
+    e.state === 'finalized' && e.lastError ? e.lastError : settle ? await deps.settleGaveUp?.(id) : undefined;
   // The settle tx failed on chain (settle.ts puts it back to finalized with the cause), or the job
   // stopped on a rule violation: re-enqueueing cannot help; the operator takes over.
   if (gaveUp) return { kind: 'failed', error: gaveUp };
@@ -86,7 +75,7 @@ export async function retireStep(
   }
   if ((await inFlightCount(ctx, id)) > 0) return { kind: 'waiting' };
   if (settle) {
-    const keyEnv = model?.privateKeyEnv ?? e.signer_key_env;
+    const keyEnv = model?.privateKeyEnv ?? e.signerKeyEnv;
     if (!keyEnv) return { kind: 'pending', error: `escrow ${id}: no private_key_env to settle with` };
     await deps.enqueueSettle(id, keyEnv);
   } else if ((await ctx.redis.get(ctx.keys.escrowLease(id))) === null) {

@@ -4,7 +4,7 @@
 // resume that slot's tx. A create that failed on chain, or that its pre-checks refused, suppresses the
 // model's role for that epoch (rotation_suppressions); an unknown outcome leaves the slot pending.
 import { privateKeyFromEnv, queryChainId } from '@gonka-gateway/chain';
-import { GatewayError } from '@gonka-gateway/shared';
+import { escrowTable, GatewayError } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import { createBusinessKey, createEscrow } from '../escrow/create.js';
 import type { RotationStep } from './rotation-plan.js';
@@ -52,10 +52,7 @@ export async function createSlots(
         idempotencyKey,
       });
       const id = BigInt(created.escrow_id);
-      const tagged = await ctx.sql`
-        update escrows set role = ${step.role}, updated_at = now()
-         where escrow_id = ${id.toString()}::numeric and role = 'manual' returning 1`;
-      if (tagged.length === 1) {
+      if (await escrowTable.tagManualRole(ctx.sql, id, step.role)) {
         await recordEvent(ctx, {
           modelId: model.modelId,
           marker: 'escrow_rotation_created',

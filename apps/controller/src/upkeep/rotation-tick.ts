@@ -20,7 +20,7 @@
 // height, whether rotation is on or not.
 import { randomUUID } from 'node:crypto';
 import { ChainError, queryGovernanceModels } from '@gonka-gateway/chain';
-import { decodePoolState } from '@gonka-gateway/shared';
+import { decodePoolState, escrowTable } from '@gonka-gateway/shared';
 import type { Sql } from 'postgres';
 import type { ControllerContext } from '../controller-context.js';
 import { type ChainPhase, publishChainPhase, readChainPhase } from './chain-phase.js';
@@ -337,16 +337,9 @@ async function retireExpiring(
   epoch: bigint,
   row: StageRow,
 ): Promise<StageRow> {
-  const rows = await ctx.sql<{ escrow_id: string }[]>`
-    select escrow_id::text as escrow_id from escrows
-     where model_id = ${modelId} and role in ('temp', 'regular') and state = 'active'
-       and epoch_index < ${(epoch - 1n).toString()}::numeric
-     order by escrow_id`;
-  if (rows.length === 0) return row;
-  const ids = await startRetiring(
-    ctx,
-    rows.map((r) => BigInt(r.escrow_id)),
-  );
+  const expiring = await escrowTable.listRotatedBefore(ctx.sql, modelId, epoch - 1n);
+  if (expiring.length === 0) return row;
+  const ids = await startRetiring(ctx, expiring);
   await recordEvent(ctx, {
     modelId,
     marker: 'escrow_rotation_window_retire',
@@ -362,15 +355,7 @@ async function retireExpiring(
  */
 async function promoteToTemp(sql: Sql, modelId: string, count: number, minEpoch: bigint): Promise<bigint[]> {
   if (count <= 0) return [];
-  const rows = await sql<{ escrow_id: string }[]>`
-    update escrows set role = 'temp', updated_at = now()
-     where escrow_id in (
-       select escrow_id from escrows
-        where model_id = ${modelId} and role = 'regular' and state = 'active' and active
-          and epoch_index >= ${minEpoch.toString()}::numeric
-        order by escrow_id desc limit ${count})
-    returning escrow_id::text as escrow_id`;
-  return rows.map((r) => BigInt(r.escrow_id));
+  return escrowTable.promoteRegularToTemp(sql, modelId, count, minEpoch);
 }
 
 /**
@@ -403,12 +388,7 @@ async function roleEscrows(
   role: RotationRole,
   withRetiring = false,
 ): Promise<bigint[]> {
-  const rows = await ctx.sql<{ escrow_id: string }[]>`
-    select escrow_id::text as escrow_id from escrows
-     where model_id = ${modelId} and role = ${role}
-       and ((state = 'active' and active) or (${withRetiring} and state in ('draining', 'finalizing', 'finalized', 'settling')))
-     order by escrow_id`;
-  return rows.map((r) => BigInt(r.escrow_id));
+  return escrowTable.listByRole(ctx.sql, modelId, role, withRetiring);
 }
 
 async function servingCount(ctx: ControllerContext, modelId: string, role: RotationRole): Promise<number> {

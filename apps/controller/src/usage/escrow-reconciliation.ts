@@ -7,6 +7,7 @@
 // records whose inference the diffs do not settle here (retried elsewhere), and settled inferences
 // no record names (an attempt that was retried on another escrow, or a usage event that never arrived).
 import type { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
+import { escrowTable } from '@gonka-gateway/shared';
 import type { Sql } from 'postgres';
 import { settledInferenceCosts } from './settled-costs.js';
 
@@ -54,8 +55,7 @@ export async function reconcileEscrow(
   store: PostgresSessionStore,
   escrowId: string,
 ): Promise<ReconciliationOutcome> {
-  const [escrow] = await sql<{ state: string }[]>`
-    select state from escrows where escrow_id = ${escrowId}::numeric`;
+  const escrow = /^\d+$/.test(escrowId) ? await escrowTable.findEscrow(sql, BigInt(escrowId)) : undefined;
   if (!escrow) return { kind: 'unknown_escrow' };
   const [doc] = await sql<{ nonce: string; fees: string; hosts: string }[]>`
     select f.nonce::text as nonce, f.fees::text as fees,

@@ -12,7 +12,7 @@
 // every 250 ms, shared by every miss meanwhile), so a key just created works on its first request
 // and a flood of wrong keys costs at most four reads a second.
 import { performance } from 'node:perf_hooks';
-import { type BudgetPeriod, budgetPeriodOf, type Database } from '@gonka-gateway/shared';
+import { type BudgetPeriod, budgetPeriodOf, type Database, escrowTable } from '@gonka-gateway/shared';
 
 /** How long after a period's end its read runs (the clock the end is computed from may lag). */
 const PERIOD_END_MARGIN_MS = 50;
@@ -128,9 +128,7 @@ export class KeyDirectory {
             select id::text as id, key_hash, models, budget_ngonka::text as budget, budget_period as period,
                    rpm, tpm, max_concurrent, (extract(epoch from expires_at) * 1000)::float8 as expires_ms
               from api_keys where revoked_at is null`,
-          sql<{ escrow_id: string; model_id: string; price: string | null }[]>`
-            select escrow_id::text as escrow_id, model_id, (chain_row->>'token_price')::numeric::text as price
-              from escrows where state not in ('settled', 'failed')`,
+          escrowTable.listOpenPrices(sql),
         ]);
         const now = this.#o.now?.() ?? new Date();
         const budgeted = rows
@@ -162,12 +160,12 @@ export class KeyDirectory {
         }));
         const highest = new Map<string, bigint>();
         for (const p of prices) {
-          if (p.price === null) continue;
-          const price = BigInt(p.price);
-          if (price > (highest.get(p.model_id) ?? -1n)) highest.set(p.model_id, price);
+          if (p.tokenPrice === null) continue;
+          const price = BigInt(p.tokenPrice);
+          if (price > (highest.get(p.modelId) ?? -1n)) highest.set(p.modelId, price);
         }
         this.#prices = highest;
-        this.#pricedEscrows = new Set(prices.map((p) => p.escrow_id));
+        this.#pricedEscrows = new Set(prices.map((p) => p.escrowId.toString()));
         // Only escrows still unpriced stay asked about (the set stays as small as that list).
         for (const id of this.#askedEscrows) if (this.#pricedEscrows.has(id)) this.#askedEscrows.delete(id);
         this.#readStartedAt = Math.max(this.#readStartedAt, started);

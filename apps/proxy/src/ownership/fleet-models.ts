@@ -9,6 +9,8 @@
 // Read at start, every refreshEveryMs, and on `pool:changes`: at once for an escrow id the last read
 // did not list (a registration, an activation), otherwise at most once per changeGapMs (owners
 // announce their progress several times a second).
+
+import { escrowTable } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import { AnnouncedReads } from './announced-reads.js';
@@ -41,12 +43,9 @@ export class FleetModels {
       subscriber: options.subscriber,
       channel: options.channel ?? '',
       read: async () => {
-        const rows = await sql<{ escrow_id: string; model_id: string }[]>`
-          select escrow_id::text as escrow_id, model_id
-            from escrows
-           where state = 'active' and active`;
-        this.#ids = new Set(rows.map((r) => r.escrow_id));
-        this.#models = new Set(rows.map((r) => r.model_id));
+        const rows = await escrowTable.listServing(sql);
+        this.#ids = new Set(rows.map((r) => r.escrowId.toString()));
+        this.#models = new Set(rows.map((r) => r.modelId));
         this.#loaded = true;
       },
       period: () => options.refreshEveryMs ?? 5_000,

@@ -3,6 +3,7 @@
 // hands such an escrow back (drain) on its next claim pass. A faulted session (a breaker tripped)
 // clears the `active` flag with its cause in last_error, so it stays unclaimed even when Redis loses
 // the pool's `faulted` status; an operator re-activates it after looking.
+import { escrowTable } from '@gonka-gateway/shared';
 import type { Sql } from 'postgres';
 
 export interface ActiveEscrow {
@@ -16,31 +17,19 @@ export interface ActiveEscrow {
   readonly hasEncryptedKey: boolean;
   /**
    * That encrypted key (iv ‖ tag ‖ ciphertext under GATEWAY_ENCRYPTION_KEY, sealed by the controller),
-   * or null. Opened only by creatorKeyFromEnv; never log an ActiveEscrow whole.
+   * or null. Opened only by the creator-key resolver (owned/creator-key.ts); never log an ActiveEscrow whole.
    */
   readonly signerKeyEncrypted: Uint8Array | null;
 }
 
 export async function readActiveEscrows(sql: Sql): Promise<ActiveEscrow[]> {
-  const rows = await sql<
-    {
-      escrow_id: string;
-      model_id: string;
-      version: string;
-      signer_key_env: string | null;
-      signer_key_encrypted: Buffer | null;
-    }[]
-  >`select escrow_id::text as escrow_id, model_id, version, signer_key_env, signer_key_encrypted
-      from escrows
-     where state = 'active' and active
-     order by escrow_id`;
-  return rows.map((r) => ({
-    escrowId: BigInt(r.escrow_id),
-    modelId: r.model_id,
-    version: r.version,
-    signerKeyEnv: r.signer_key_env,
-    hasEncryptedKey: r.signer_key_encrypted !== null,
-    signerKeyEncrypted: r.signer_key_encrypted === null ? null : new Uint8Array(r.signer_key_encrypted),
+  return (await escrowTable.listServing(sql)).map((e) => ({
+    escrowId: e.escrowId,
+    modelId: e.modelId,
+    version: e.version,
+    signerKeyEnv: e.signerKeyEnv,
+    hasEncryptedKey: e.signerKeyEncrypted !== null,
+    signerKeyEncrypted: e.signerKeyEncrypted,
   }));
 }
 
@@ -50,6 +39,5 @@ export async function readActiveEscrows(sql: Sql): Promise<ActiveEscrow[]> {
  * so the controller can still finalize it.
  */
 export async function recordEscrowFault(sql: Sql, escrowId: bigint, lastError: string): Promise<void> {
-  await sql`update escrows set active = false, last_error = ${lastError}, updated_at = now()
-             where escrow_id = ${escrowId.toString()}`;
+  await escrowTable.recordFault(sql, escrowId, lastError);
 }

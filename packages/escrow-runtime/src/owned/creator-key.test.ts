@@ -1,8 +1,22 @@
 import { PrivateKey } from '@gonka-gateway/chain';
 import { sealSecret } from '@gonka-gateway/shared';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ActiveEscrow } from '../claim/active-escrows.js';
-import { CreatorKeyError, creatorKeyFromEnv } from './creator-key.js';
+import { CreatorKeyError, creatorKeyFromEnv, creatorKeyOf } from './creator-key.js';
+
+// Every plaintext openSecret hands out, to check that the resolver wipes it.
+const opened = vi.hoisted(() => [] as Uint8Array[]);
+vi.mock('@gonka-gateway/shared', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('@gonka-gateway/shared')>();
+  return {
+    ...actual,
+    openSecret: (key: Buffer, sealed: Uint8Array) => {
+      const plain = actual.openSecret(key, sealed);
+      opened.push(plain);
+      return plain;
+    },
+  };
+});
 
 const HEX_A = '11'.repeat(32);
 const HEX_B = '22'.repeat(32);
@@ -72,5 +86,28 @@ describe('creatorKeyFromEnv', () => {
         expect(m).not.toContain(secret);
       }
     }
+  });
+
+  it('wipes the decrypted plaintext once the key holds its own copy, also when it is no key', () => {
+    opened.length = 0;
+    const sealed = sealSecret(ENC, PrivateKey.fromHex(HEX_C).exportBytes());
+    const key = creatorKeyOf(
+      'escrow 7',
+      { signerKeyEnv: null, signerKeyEncrypted: sealed },
+      {},
+      { encryptionKey: ENC },
+    );
+    expect(key.address).toBe(PrivateKey.fromHex(HEX_C).address);
+    const notAKey = sealSecret(ENC, new Uint8Array(32));
+    expect(() =>
+      creatorKeyOf(
+        'escrow 8',
+        { signerKeyEnv: null, signerKeyEncrypted: notAKey },
+        {},
+        { encryptionKey: ENC },
+      ),
+    ).toThrow(/escrow 8: .*not a valid private key/);
+    expect(opened).toHaveLength(2);
+    for (const plain of opened) expect(plain.every((b) => b === 0)).toBe(true);
   });
 });

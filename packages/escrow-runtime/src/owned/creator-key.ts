@@ -1,8 +1,9 @@
-// The creator key that signs an escrow's diffs (spec §2.2 models[].private_key_env, §5.1.6): the key
-// the controller stored encrypted (escrows.signer_key_encrypted, a body `private_key`), opened with the
+// The creator key that signs an escrow's diffs (spec §2.2 models[].private_key_env, §5.1.6), for the
+// proxy's owned sessions and the controller's finalize and create alike. Order: the key stored
+// sealed (escrows.signer_key_encrypted, from a body `private_key`), opened with the
 // GATEWAY_ENCRYPTION_KEY passed in; else the env variable named by escrows.signer_key_env; else the
-// gateway's default DEVSHARD_PRIVATE_KEY. Same order as the controller's session key. Errors name the
-// escrow and the variable, never a key or the sealed bytes.
+// gateway's default DEVSHARD_PRIVATE_KEY. The decrypted bytes are wiped as soon as the PrivateKey
+// holds its own copy. Errors name the escrow and the variable, never a key or the sealed bytes.
 import { DEFAULT_PRIVATE_KEY_ENV, PrivateKey, privateKeyFromEnv } from '@gonka-gateway/chain';
 import { openSecret, SecretBoxError } from '@gonka-gateway/shared';
 import type { ActiveEscrow } from '../claim/active-escrows.js';
@@ -16,25 +17,48 @@ export interface CreatorKeyOptions {
   readonly encryptionKey?: Buffer | undefined;
 }
 
+/** Where one escrow's creator key comes from (the escrows row's two columns). */
+export interface CreatorKeySource {
+  readonly signerKeyEnv: string | null;
+  /** iv ‖ tag ‖ ciphertext under GATEWAY_ENCRYPTION_KEY, or null. */
+  readonly signerKeyEncrypted: Uint8Array | null;
+}
+
+/**
+ * The creator key of one source. `owner` names it in errors ("escrow 7", "the creator key").
+ * A missing or malformed variable is privateKeyFromEnv's ChainError; a sealed key that cannot be
+ * opened is a CreatorKeyError.
+ */
+export function creatorKeyOf(
+  owner: string,
+  source: CreatorKeySource,
+  env: Readonly<Record<string, string | undefined>>,
+  options: CreatorKeyOptions = {},
+): PrivateKey {
+  if (source.signerKeyEncrypted) return openCreatorKey(owner, source.signerKeyEncrypted, options);
+  return privateKeyFromEnv(env, source.signerKeyEnv ?? DEFAULT_PRIVATE_KEY_ENV);
+}
+
+/** creatorKeyOf for the escrows a replica owns (OwnedSessions' signerFor). */
 export function creatorKeyFromEnv(
   env: Readonly<Record<string, string | undefined>>,
   options: CreatorKeyOptions = {},
 ): (escrow: ActiveEscrow) => PrivateKey {
   return (escrow) => {
-    if (escrow.signerKeyEncrypted) return openCreatorKey(escrow.escrowId, escrow.signerKeyEncrypted, options);
-    if (escrow.hasEncryptedKey) {
+    if (!escrow.signerKeyEncrypted && escrow.hasEncryptedKey) {
       // A row read without its blob (an ActiveEscrow built by hand): refuse rather than sign with
       // the default key, which is not this escrow's creator.
       throw new CreatorKeyError(`escrow ${escrow.escrowId}: its encrypted creator key was not loaded`);
     }
-    return privateKeyFromEnv(env, escrow.signerKeyEnv ?? DEFAULT_PRIVATE_KEY_ENV);
+    return creatorKeyOf(`escrow ${escrow.escrowId}`, escrow, env, options);
   };
 }
 
-function openCreatorKey(escrowId: bigint, sealed: Uint8Array, options: CreatorKeyOptions): PrivateKey {
+/** Opens a sealed creator key; the plaintext this produces is wiped before returning or throwing. */
+export function openCreatorKey(owner: string, sealed: Uint8Array, options: CreatorKeyOptions): PrivateKey {
   if (!options.encryptionKey) {
     throw new CreatorKeyError(
-      `escrow ${escrowId}: its creator key is stored encrypted and GATEWAY_ENCRYPTION_KEY is not set`,
+      `${owner}: its creator key is stored encrypted and GATEWAY_ENCRYPTION_KEY is not set`,
     );
   }
   let plain: Uint8Array;
@@ -43,14 +67,14 @@ function openCreatorKey(escrowId: bigint, sealed: Uint8Array, options: CreatorKe
   } catch (error) {
     // SecretBoxError messages carry no key material; anything else is reported by kind only.
     const why = error instanceof SecretBoxError ? error.message : 'decryption failed';
-    throw new CreatorKeyError(`escrow ${escrowId}: its encrypted creator key cannot be opened: ${why}`);
+    throw new CreatorKeyError(`${owner}: its encrypted creator key cannot be opened: ${why}`);
   }
   try {
     return PrivateKey.fromBytes(plain);
   } catch {
-    throw new CreatorKeyError(`escrow ${escrowId}: its decrypted creator key is not a valid private key`);
+    throw new CreatorKeyError(`${owner}: its decrypted creator key is not a valid private key`);
   } finally {
-    // fromBytes keeps its own copy; wipe the plaintext this function produced.
+    // fromBytes keeps its own copy; wipe the plaintext opened here.
     plain.fill(0);
   }
 }

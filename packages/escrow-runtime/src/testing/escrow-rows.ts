@@ -1,4 +1,5 @@
 // Rows of the escrows table for tests of claiming (the controller writes them in production).
+import { escrowTable } from '@gonka-gateway/shared';
 import type { Sql } from 'postgres';
 
 export interface TestEscrowRow {
@@ -17,17 +18,25 @@ export interface TestEscrowRow {
 
 export async function insertEscrowRows(sql: Sql, rows: readonly TestEscrowRow[]): Promise<void> {
   for (const r of rows) {
-    await sql`insert into escrows (escrow_id, chain_id, model_id, creator, amount, epoch_index, version,
-                                   state, active, chain_row, signer_key_env,
-                                   signer_key_encrypted)
-              values (${r.escrowId.toString()}, 'gonka-devnet', ${r.modelId}, ${r.creator ?? 'gonka1test'},
-                      ${(r.amount ?? 0n).toString()}, ${(r.epochIndex ?? 0n).toString()}, ${r.version ?? 'v5'},
-                      ${r.state ?? 'active'}, ${r.active ?? true}, '{}'::jsonb, ${r.signerKeyEnv ?? null},
-                      ${r.signerKeyEncrypted ? Buffer.from(r.signerKeyEncrypted) : null})`;
+    const inserted = await escrowTable.insertEscrow(sql, {
+      escrowId: r.escrowId,
+      chainId: 'gonka-devnet',
+      modelId: r.modelId,
+      creator: r.creator ?? 'gonka1test',
+      amount: r.amount ?? 0n,
+      epochIndex: r.epochIndex ?? 0n,
+      version: r.version ?? 'v5',
+      state: r.state ?? 'active',
+      active: r.active ?? true,
+      chainRow: {},
+      signerKeyEnv: r.signerKeyEnv ?? null,
+      signerKeyEncrypted: r.signerKeyEncrypted ?? null,
+    });
+    if (!inserted) throw new Error(`escrow ${r.escrowId} is already in the escrows table`);
   }
 }
 
 /** The controller's first step of finalize (architecture §2.6): the owner hands the escrow back. */
 export async function setEscrowState(sql: Sql, escrowId: bigint, state: string): Promise<void> {
-  await sql`update escrows set state = ${state}, updated_at = now() where escrow_id = ${escrowId.toString()}`;
+  await escrowTable.setState(sql, escrowId, state);
 }

@@ -1,9 +1,10 @@
-// The creator key of an admin request (spec §5.1.6): `private_key_env` (preferred: the NAME of a
-// variable of the controller's environment) or `private_key` in the body, which is accepted only
-// when GATEWAY_ENCRYPTION_KEY is set, because it is then kept AES-256-GCM encrypted. Errors name
-// the field, never the value.
+// The creator key fields of an admin request (spec §5.1.6): `private_key_env` (preferred: the NAME
+// of a variable of the controller's environment) or `private_key` in the body, which is accepted
+// only when GATEWAY_ENCRYPTION_KEY is set, because it is then kept AES-256-GCM encrypted. Errors
+// name the field, never the value. A key stored this way is opened later by the one creator-key
+// resolver (escrow-runtime creator-key.ts), as the owners open it.
 import { ChainError, PrivateKey, privateKeyFromEnv } from '@gonka-gateway/chain';
-import { GatewayError, openSecret, sealSecret } from '@gonka-gateway/shared';
+import { GatewayError, sealSecret } from '@gonka-gateway/shared';
 import type { ControllerContext } from '../controller-context.js';
 import type { KeySource } from './register.js';
 
@@ -46,37 +47,15 @@ export function resolveCreatorKey(
         param: 'private_key',
       });
     }
-    return { key, source: { sealed: sealSecret(ctx.encryptionKey, key.exportBytes()) } };
+    // The exported copy exists only to be sealed: wiped once it is.
+    const plain = key.exportBytes();
+    try {
+      return { key, source: { sealed: sealSecret(ctx.encryptionKey, plain) } };
+    } finally {
+      plain.fill(0);
+    }
   }
   throw new GatewayError('invalid_request', 'private_key_env (preferred) or private_key is required', {
     param: 'private_key_env',
   });
-}
-
-/**
- * The key a stored key source names (a create job, run by any controller): the env variable read
- * here, or the sealed key opened with this controller's GATEWAY_ENCRYPTION_KEY.
- */
-export function creatorKeyOf(ctx: ControllerContext, source: KeySource): PrivateKey {
-  if ('env' in source) return resolveCreatorKey(ctx, { private_key_env: source.env }).key;
-  if (!ctx.encryptionKey) {
-    throw new GatewayError(
-      'invalid_request',
-      'the creator key is stored encrypted and GATEWAY_ENCRYPTION_KEY is not set',
-      {
-        param: 'private_key',
-      },
-    );
-  }
-  try {
-    return PrivateKey.fromBytes(openSecret(ctx.encryptionKey, source.sealed));
-  } catch {
-    throw new GatewayError(
-      'invalid_request',
-      'the stored creator key cannot be opened with GATEWAY_ENCRYPTION_KEY',
-      {
-        param: 'private_key',
-      },
-    );
-  }
 }
