@@ -11,30 +11,16 @@ import { applyDiff } from '../state/apply-diff.js';
 import { InferenceStatus } from '../state/types.js';
 import { isSessionError, SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
-import { faultSession, fencedWrite, ownershipLost, stillOwner } from './ownership.js';
+import type { Unresolved } from './replica.js';
 import type { SessionContext } from './session-context.js';
-import { persistRemoved } from './session-writes.js';
-import { isSessionStoreError, SessionStoreErrorCode, type SessionWrites, type StoredDiff } from './store.js';
-import type { Committed } from './write-ahead.js';
-
-/** A signed diff on its way to the store, with what adopting it in memory takes. */
-export interface Unresolved {
-  readonly stored: StoredDiff;
-  /**
-   * What the append's statement carries (write-ahead.ts): the deletion of the pending txs the diff
-   * consumes, pruned payloads, and the session's waiting writes (session-writes.ts).
-   */
-  readonly writes: SessionWrites;
-  /** Adopts the diff in memory once the store holds it. */
-  readonly commit: () => Committed;
-}
+import { isSessionStoreError, SessionStoreErrorCode } from './store.js';
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * Appends `write.stored` with bounded retries of the identical diff. Resolves once the store holds it;
  * otherwise throws a SessionError (`write_failed`, or the session's fault) and, when the outcome is
- * still unknown, leaves the diff in `ctx.unresolved`.
+ * still unknown, leaves the diff in `ctx.replica.unresolved`.
  */
 export async function writeAhead(ctx: SessionContext, write: Unresolved): Promise<void> {
   const { nonce } = write.stored;
@@ -42,23 +28,23 @@ export async function writeAhead(ctx: SessionContext, write: Unresolved): Promis
   for (let attempt = 0; attempt < ctx.settings.appendAttempts; attempt++) {
     if (attempt > 0) await ctx.clock.sleep(ctx.settings.appendRetryMs * 2 ** (attempt - 1));
     try {
-      await fencedWrite(ctx, `appendDiff ${nonce}`, (token) =>
+      await ctx.guard.fencedWrite(`appendDiff ${nonce}`, (token) =>
         ctx.store.appendDiff(ctx.escrowId, write.stored, token, write.writes),
       );
-      ctx.unresolved = undefined;
+      ctx.replica.appendKnown();
       return;
     } catch (error) {
       if (isSessionError(error)) {
-        ctx.unresolved = undefined;
+        ctx.replica.appendKnown();
         throw error; // ownership lost: the session has faulted
       }
       if (isSessionStoreError(error) && error.code === SessionStoreErrorCode.NonceConflict) {
         // An identical diff would have been a no-op: another diff holds this nonce.
-        ctx.unresolved = undefined;
+        ctx.replica.appendKnown();
         throw await nonceTaken(ctx, nonce, error);
       }
       if (isSessionStoreError(error) && unknown === undefined) {
-        ctx.unresolved = undefined;
+        ctx.replica.appendKnown();
         throw new SessionError(
           SessionErrorCode.WriteFailed,
           `write-ahead of nonce ${nonce} refused: ${error.message}`,
@@ -69,7 +55,7 @@ export async function writeAhead(ctx: SessionContext, write: Unresolved): Promis
       ctx.emit({ type: 'store_error', operation: 'appendDiff', error: error as Error });
     }
   }
-  ctx.unresolved = write;
+  ctx.replica.appendUnknown(write);
   throw new SessionError(
     SessionErrorCode.WriteFailed,
     `write-ahead of nonce ${nonce}: outcome unknown after ${ctx.settings.appendAttempts} tries ` +
@@ -80,7 +66,7 @@ export async function writeAhead(ctx: SessionContext, write: Unresolved): Promis
 
 /** Settles the diff of an earlier unknown write-ahead before anything else is composed. */
 export async function resolveUnresolved(ctx: SessionContext): Promise<void> {
-  const write = ctx.unresolved;
+  const write = ctx.replica.unresolved;
   if (!write) return;
   await ctx.writes.afterSaves(() => writeAhead(ctx, write));
   write.commit();
@@ -92,22 +78,21 @@ export async function resolveUnresolved(ctx: SessionContext): Promise<void> {
  * fails and the next one composes after the store's head.
  */
 async function nonceTaken(ctx: SessionContext, nonce: bigint, cause: unknown): Promise<SessionError> {
-  if ((await stillOwner(ctx)) === false) {
-    return ownershipLost(ctx, `nonce ${nonce} was taken by another writer`, cause);
+  if ((await ctx.guard.stillOwner()) === false) {
+    return ctx.guard.ownershipLost(`nonce ${nonce} was taken by another writer`, cause);
   }
   try {
     const adopted = await adoptStoredHead(ctx);
     return new SessionError(
       SessionErrorCode.WriteFailed,
-      `nonce ${nonce} was already stored; ${adopted} stored diff(s) adopted, next nonce ${ctx.state.latestNonce + 1n}`,
+      `nonce ${nonce} was already stored; ${adopted} stored diff(s) adopted, next nonce ${ctx.replica.state.latestNonce + 1n}`,
       cause,
     );
   } catch (error) {
-    return faultSession(
-      ctx,
+    return ctx.guard.faultWith(
       new SessionError(
         SessionErrorCode.CorruptStore,
-        `nonce ${nonce} is taken and the store's diffs after ${ctx.state.latestNonce} do not apply: ${message(error)}`,
+        `nonce ${nonce} is taken and the store's diffs after ${ctx.replica.state.latestNonce} do not apply: ${message(error)}`,
         error,
       ),
     );
@@ -120,23 +105,22 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.e
 async function adoptStoredHead(ctx: SessionContext): Promise<number> {
   let adopted = 0;
   for (;;) {
-    const from = ctx.state.latestNonce + 1n;
+    const from = ctx.replica.state.latestNonce + 1n;
     const diffs = await ctx.store.readDiffs(ctx.escrowId, from, from + ctx.settings.catchUpChunk - 1n);
     if (diffs.length === 0) break;
     for (const d of diffs) {
       const isWarmKey = warmKeyLookupFromBindings(d.warmKeysBound, ctx.applyCtx.isWarmKey);
-      const next = applyDiff(ctx.state, d.diff, { ...ctx.applyCtx, isWarmKey, replay: true }).state;
+      const next = applyDiff(ctx.replica.state, d.diff, { ...ctx.applyCtx, isWarmKey, replay: true }).state;
       if (!sameBytes(next.root, d.root)) throw new Error(`diff ${d.nonce}: root differs from the stored one`);
-      ctx.state = next;
-      ctx.log.append(d);
+      ctx.replica.adopt(d, next);
       adopted++;
     }
   }
   if (adopted === 0) throw new Error('no stored diff after our latest nonce');
   // Queued txs the adopted diffs applied (or made moot) can never apply now.
-  const env = txEnv(ctx.state.latestNonce + 1n, ctx.applyCtx);
+  const env = txEnv(ctx.replica.state.latestNonce + 1n, ctx.applyCtx);
   const live = (id: bigint) => {
-    const status = ctx.state.inferences.get(id)?.status;
+    const status = ctx.replica.state.inferences.get(id)?.status;
     return status === InferenceStatus.Pending || status === InferenceStatus.Started;
   };
   const moot = ctx.pending
@@ -144,12 +128,9 @@ async function adoptStoredHead(ctx: SessionContext): Promise<number> {
     .filter((e) =>
       e.tx.tx.kind === 'timeoutInference'
         ? !live(e.tx.tx.msg.inferenceId)
-        : checkHostTx(ctx.state, e.tx.tx, env) !== undefined,
+        : checkHostTx(ctx.replica.state, e.tx.tx, env) !== undefined,
     );
   ctx.pending.remove(moot);
-  persistRemoved(
-    ctx,
-    moot.map((e) => e.key),
-  );
+  ctx.writes.delete(moot.map((e) => e.key));
   return adopted;
 }

@@ -8,9 +8,8 @@ import { type InferenceRecord, InferenceStatus } from '../state/types.js';
 import { HostErrorCode, HostTransportError, isHostTransportError } from '../transport/errors.js';
 import type { ChatPurpose, ChatStream, HostTarget } from '../transport/types.js';
 import { SessionError, SessionErrorCode } from './errors.js';
-import { faultAfterCheck } from './ownership.js';
 import { intakeHostTxs, processReceipt } from './response.js';
-import { hostSyncOf, type SessionContext } from './session-context.js';
+import type { SessionContext } from './session-context.js';
 import type { StoredDiff } from './store.js';
 
 export interface DeliveryResult {
@@ -22,9 +21,13 @@ export interface DeliveryResult {
  * Diffs `from`…`to` for a send: the part the log holds from memory, anything older from the store.
  * The held part is taken before the store read, so appends meanwhile cannot shift the window under it.
  */
-export async function diffsFor(ctx: SessionContext, from: bigint, to: bigint): Promise<StoredDiff[]> {
-  const held = ctx.log.firstHeld;
-  const recent = ctx.log.range(from, to);
+export async function diffsFor(
+  ctx: Pick<SessionContext, 'replica' | 'store' | 'escrowId'>,
+  from: bigint,
+  to: bigint,
+): Promise<StoredDiff[]> {
+  const held = ctx.replica.log.firstHeld;
+  const recent = ctx.replica.log.range(from, to);
   if (from >= held || from > to) return recent;
   const lastOld = to < held ? to : held - 1n;
   const older = await ctx.store.readDiffs(ctx.escrowId, from, lastOld);
@@ -59,7 +62,7 @@ export function catchUp(
   options: { resend?: boolean } = {},
 ): Promise<DeliveryResult> {
   return ctx.catchUpLock.run(address, async () => {
-    let from = hostSyncOf(ctx, address) + 1n;
+    let from = ctx.hosts.of(address) + 1n;
     if (options.resend && from > upTo) from = upTo;
     while (from <= upTo) {
       const to = from + ctx.settings.catchUpChunk - 1n < upTo ? from + ctx.settings.catchUpChunk - 1n : upTo;
@@ -82,7 +85,7 @@ export function catchUp(
         });
         return { ok: false, error: error as Error };
       }
-      const synced = hostSyncOf(ctx, address);
+      const synced = ctx.hosts.of(address);
       if (synced < to) {
         // A 200 without a receipt at `to` (or a divergence): stop rather than loop.
         return { ok: false, error: new Error(`host ${address} answered catch-up to ${to} at ${synced}`) };
@@ -104,12 +107,12 @@ export async function openChat(
   options: { payload?: PayloadWire; stream?: boolean; purpose: ChatPurpose; signal?: AbortSignal },
 ): Promise<ChatStream> {
   const target = targetOf(ctx, address);
-  if (nonce - hostSyncOf(ctx, address) > ctx.settings.catchUpChunk) {
+  if (nonce - ctx.hosts.of(address) > ctx.settings.catchUpChunk) {
     const caught = await catchUp(ctx, address, nonce - 1n);
     if (!caught.ok) throw caught.error ?? new Error('catch-up failed');
   }
   const request: InferenceRequestWire = {
-    diffs: (await diffsFor(ctx, hostSyncOf(ctx, address) + 1n, nonce)).map((d) => diffToWire(d.diff)),
+    diffs: (await diffsFor(ctx, ctx.hosts.of(address) + 1n, nonce)).map((d) => diffToWire(d.diff)),
     nonce,
     ...(options.payload ? { payload: options.payload } : {}),
     ...(options.stream ? { stream: true } : {}),
@@ -164,12 +167,12 @@ export async function readMempool(ctx: SessionContext, address: string): Promise
  */
 export async function recoverFromMempools(
   ctx: SessionContext,
-  open: Iterable<InferenceRecord> = ctx.state.inferences.values(),
+  open: Iterable<InferenceRecord> = ctx.replica.state.inferences.values(),
 ): Promise<number> {
   const executors = new Set<string>();
   for (const r of open) {
     if (r.status === InferenceStatus.Pending || r.status === InferenceStatus.Started) {
-      executors.add(ctx.state.group.slots[r.executorSlot]!);
+      executors.add(ctx.replica.state.group.slots[r.executorSlot]!);
     }
   }
   const counts = await Promise.all([...executors].map((address) => readMempool(ctx, address)));
@@ -187,33 +190,22 @@ export async function checkRejectedDiff(
   nonce: bigint,
   rejectedBy: string,
 ): Promise<void> {
-  if (ctx.fault || ctx.faultCheck) return;
-  let release!: () => void;
-  ctx.faultCheck = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let accepted: boolean;
-  try {
-    const others = [...ctx.state.group.slotsOf.keys()].filter((a) => a !== rejectedBy);
+  const accepted = await ctx.guard.pausedFor(async () => {
+    const others = [...ctx.replica.state.group.slotsOf.keys()].filter((a) => a !== rejectedBy);
     const results = await Promise.all(
       others.map((a) =>
-        hostSyncOf(ctx, a) >= nonce
-          ? Promise.resolve({ ok: true } as DeliveryResult)
-          : catchUp(ctx, a, nonce),
+        ctx.hosts.of(a) >= nonce ? Promise.resolve({ ok: true } as DeliveryResult) : catchUp(ctx, a, nonce),
       ),
     );
-    accepted = results.some((r) => r.ok);
-  } finally {
-    ctx.faultCheck = undefined;
-    release();
-  }
-  if (accepted) return;
-  faultAfterCheck(
-    ctx,
+    return results.some((r) => r.ok);
+  });
+  // Undefined: already faulted, or another check is settling the session (ownership.ts).
+  if (accepted !== false) return;
+  ctx.guard.faultAfterCheck(
     new SessionError(
       SessionErrorCode.DiffRejected,
       `no reachable host accepts the diffs up to nonce ${nonce}`,
     ),
   );
-  while (ctx.faultCheck) await ctx.faultCheck;
+  await ctx.guard.checked();
 }

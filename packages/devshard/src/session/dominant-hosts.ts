@@ -55,7 +55,7 @@ function blockingOf(ctx: SessionContext): Blocking {
 
 export function hostRisk(ctx: SessionContext): HostRisk {
   const b = blockingOf(ctx);
-  return { dominant: dominantHosts(ctx.state), blocked: [...b.blocked], burnedNonces: b.burned };
+  return { dominant: dominantHosts(ctx.replica.state), blocked: [...b.blocked], burnedNonces: b.burned };
 }
 
 /**
@@ -63,7 +63,7 @@ export function hostRisk(ctx: SessionContext): HostRisk {
  * dominant; returns whether it is blocked now.
  */
 export function noteNonService(ctx: SessionContext, address: string, inferenceId: bigint): boolean {
-  if (!isDominant(ctx.state, address)) return false;
+  if (!isDominant(ctx.replica.state, address)) return false;
   const b = blockingOf(ctx);
   if (!b.blocked.has(address)) {
     b.blocked.add(address);
@@ -90,7 +90,7 @@ export async function burnBlockedNonces(
   const skipped = (address: string) => (b?.blocked.has(address) ?? false) || (avoid?.has(address) ?? false);
   const burned: bigint[] = [];
   if ((!b || b.blocked.size === 0) && (!avoid || avoid.size === 0)) return burned;
-  const addresses = [...ctx.state.group.slotsOf.keys()];
+  const addresses = [...ctx.replica.state.group.slotsOf.keys()];
   // Every address skipped: nothing can be served; stop rather than burn the escrow in fees.
   if (addresses.every(skipped)) {
     if (b && addresses.every((a) => b.blocked.has(a))) {
@@ -98,8 +98,8 @@ export async function burnBlockedNonces(
     }
     throw new SessionError(SessionErrorCode.NoEligibleHost, 'every participant of the group is avoided');
   }
-  while (skipped(targetAddress(ctx, ctx.state.latestNonce + 1n))) {
-    const nonce = ctx.state.latestNonce + 1n;
+  while (skipped(targetAddress(ctx, ctx.replica.state.latestNonce + 1n))) {
+    const nonce = ctx.replica.state.latestNonce + 1n;
     if (nonce > workLimit)
       throw new SessionError(SessionErrorCode.NonceLimit, `nonce ${nonce} > ${workLimit}`);
     // This burned nonce's fee, then the inference's own diff: both before the reservation.

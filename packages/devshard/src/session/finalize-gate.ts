@@ -65,17 +65,17 @@ export function openInferences(state: SessionState): InferenceRecord[] {
  * MsgFinalizeRound (§8.1), so a queued Finish (with its Confirm when still Pending) or our queued
  * timeout resolves a record without a diff of its own.
  */
-export function unresolvedInferences(ctx: SessionContext): InferenceRecord[] {
+export function unresolvedInferences(ctx: Pick<SessionContext, 'replica' | 'pending'>): InferenceRecord[] {
   const queued = (kind: string, id: bigint) => ctx.pending.has(`${kind}:${id}`);
-  return openInferences(ctx.state).filter(
+  return openInferences(ctx.replica.state).filter(
     (r) =>
       !queued('timeout', r.id) &&
       !(queued('finish', r.id) && (r.status === InferenceStatus.Started || queued('confirm', r.id))),
   );
 }
 
-function deadlineOf(ctx: SessionContext, r: InferenceRecord): bigint {
-  const { config } = ctx.state;
+function deadlineOf(ctx: Pick<SessionContext, 'replica' | 'settings'>, r: InferenceRecord): bigint {
+  const { config } = ctx.replica.state;
   const skew = ctx.settings.timeoutSkewSeconds;
   return r.status === InferenceStatus.Pending
     ? r.startedAt + config.refusalTimeout + skew
@@ -88,7 +88,7 @@ function deadlineOf(ctx: SessionContext, r: InferenceRecord): bigint {
  * mid-finalize) has no choice left but to finish its rounds.
  */
 export async function passFinalizeGate(ctx: SessionContext, options: FinalizeGateOptions): Promise<void> {
-  if (ctx.state.phase !== SessionPhase.Active) return;
+  if (ctx.replica.state.phase !== SessionPhase.Active) return;
   if (unresolvedInferences(ctx).length > 0) {
     // The same mempool reads as a takeover (delivery.ts), limited to what is still unresolved; the
     // Confirm/Finish found are durable (session-writes.ts) before they are relied on.
@@ -106,7 +106,7 @@ export async function passFinalizeGate(ctx: SessionContext, options: FinalizeGat
     if (open.length > 0 && !options.billUnresolved) {
       const now = ctx.clock.nowSeconds();
       const unresolvable = open
-        .filter((r) => deadlineOf(ctx, r) <= now && isDominant(ctx.state, targetAddress(ctx, r.id)))
+        .filter((r) => deadlineOf(ctx, r) <= now && isDominant(ctx.replica.state, targetAddress(ctx, r.id)))
         .map((r) => r.id);
       // bigint: no Math.min; the earliest deadline still ahead.
       const retryAt = open

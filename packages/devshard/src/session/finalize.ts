@@ -18,7 +18,6 @@ import { slotSignatures } from '../settlement/quorum.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { type FinalizeGateOptions, passFinalizeGate } from './finalize-gate.js';
 import { flushDiff } from './flush.js';
-import { assertUsableAsync, fencedWrite } from './ownership.js';
 import type { SessionContext } from './session-context.js';
 import {
   collectSettlementSignatures,
@@ -29,28 +28,28 @@ import {
 export type FinalizeOptions = SignatureCollectionOptions & FinalizeGateOptions;
 
 async function runFinalize(ctx: SessionContext, options: FinalizeOptions): Promise<FinalizeResult> {
-  if (ctx.finalizeDocument !== undefined) return parseFinalizeDocument(ctx.finalizeDocument);
-  await assertUsableAsync(ctx);
+  if (ctx.settlement.document !== undefined) return parseFinalizeDocument(ctx.settlement.document);
+  await ctx.guard.assertUsable();
   if (ctx.inFlight > 0) {
     throw new SessionError(SessionErrorCode.InferenceInFlight, `${ctx.inFlight} inference(s) in flight`);
   }
   await passFinalizeGate(ctx, options); // completion_pending while an inference is open
   ctx.finalizing = true; // no new inference from here on (checked under the compose lock)
-  if (ctx.state.phase === SessionPhase.Active) {
+  if (ctx.replica.state.phase === SessionPhase.Active) {
     await flushDiff(ctx, [txOf.finalizeRound()], { force: true });
   }
-  while (ctx.state.phase === SessionPhase.Finalizing) await flushDiff(ctx, [], { force: true });
+  while (ctx.replica.state.phase === SessionPhase.Finalizing) await flushDiff(ctx, [], { force: true });
 
   await collectSettlementSignatures(ctx, options);
-  const payload = buildSettlementPayload(ctx.state);
-  const signatures = slotSignatures(ctx.state, ctx.settlementSigs);
+  const payload = buildSettlementPayload(ctx.replica.state);
+  const signatures = slotSignatures(ctx.replica.state, ctx.settlement.signatures);
   const json = settlementDocumentJson(payload, signatures);
   // The signatures the document lists are stored before the document itself.
   await Promise.all(ctx.background);
-  await fencedWrite(ctx, 'saveFinalizeDocument', (token) =>
+  await ctx.guard.fencedWrite('saveFinalizeDocument', (token) =>
     ctx.store.saveFinalizeDocument(ctx.escrowId, json, token),
   );
-  ctx.finalizeDocument = json;
+  ctx.settlement.documentStored(json);
   // The document is durable; now every replica gets the final diffs, not only the quorum's.
   await deliverFinalToAll(ctx);
   return { document: settlementDocument(payload, signatures), json, payload, signatures };
@@ -58,10 +57,5 @@ async function runFinalize(ctx: SessionContext, options: FinalizeOptions): Promi
 
 /** Finalizes the session, or returns the document of an earlier finalize. */
 export function finalizeSession(ctx: SessionContext, options: FinalizeOptions = {}): Promise<FinalizeResult> {
-  if (!ctx.finalizeRun) {
-    ctx.finalizeRun = runFinalize(ctx, options).finally(() => {
-      ctx.finalizeRun = undefined;
-    });
-  }
-  return ctx.finalizeRun as Promise<FinalizeResult>;
+  return ctx.settlement.shared(() => runFinalize(ctx, options));
 }

@@ -5,7 +5,6 @@
 import { SessionPhase } from '../hash/root-formula.js';
 import type { EncodedTx, TxKind } from '../proto/devshard-tx.js';
 import { deliverDiff } from './delivery.js';
-import { assertUsableAsync } from './ownership.js';
 import type { SessionContext } from './session-context.js';
 import { composeAndPersist, reserveStart } from './write-ahead.js';
 
@@ -30,10 +29,10 @@ export async function flushDiff(
   options: FlushOptions = {},
 ): Promise<FlushResult | undefined> {
   const committed = await ctx.composeLock.run(async () => {
-    await assertUsableAsync(ctx);
-    const nonce = ctx.state.latestNonce + 1n;
+    await ctx.guard.assertUsable();
+    const nonce = ctx.replica.state.latestNonce + 1n;
     // Outside finalize, never spend the N + 1 nonces finalize needs (§7.5, §8.1).
-    if (!options.force && ctx.state.phase === SessionPhase.Active && nonce > reserveStart(ctx))
+    if (!options.force && ctx.replica.state.phase === SessionPhase.Active && nonce > reserveStart(ctx))
       return undefined;
     if (!options.force && extra.length === 0 && ctx.pending.size === 0) return undefined;
     return composeAndPersist(ctx, extra, { requireTxs: !options.force });

@@ -17,6 +17,9 @@ import type { SessionState } from '../state/types.js';
 import { FundingError, SessionErrorCode } from './errors.js';
 import type { SessionContext } from './session-context.js';
 
+/** What the funding check reads: the replica, the queue and how txs apply. */
+type QueuedBalance = Pick<SessionContext, 'replica' | 'pending' | 'applyCtx'>;
+
 /** The reservation of an inference (§7.1 step 2): (input_length + max_tokens) × token_price. */
 export function reservationOf(state: SessionState, inputLength: bigint, maxTokens: bigint): bigint {
   return (inputLength + maxTokens) * state.config.tokenPrice;
@@ -27,8 +30,8 @@ export function reservationOf(state: SessionState, inputLength: bigint, maxToken
  * else (before its own fee). Composed on a copy, nothing signed; the current balance when the queue
  * is empty or does not compose.
  */
-export function balanceAfterQueued(ctx: SessionContext): bigint {
-  const state = ctx.state;
+export function balanceAfterQueued(ctx: QueuedBalance): bigint {
+  const state = ctx.replica.state;
   if (ctx.pending.size === 0) return state.balance;
   try {
     const queued = orderCandidates(
@@ -48,8 +51,8 @@ export function balanceAfterQueued(ctx: SessionContext): bigint {
  * inference's own diff, and any nonces burned fee-only before it). `ctx` lets the queued txs'
  * returns count (balanceAfterQueued), read only when the balance alone falls short.
  */
-export function checkFunding(ctx: SessionContext, reserve: bigint, nonces: bigint): void {
-  const state = ctx.state;
+export function checkFunding(ctx: QueuedBalance, reserve: bigint, nonces: bigint): void {
+  const state = ctx.replica.state;
   const fees = nonces * state.config.feePerNonce;
   const needed = reserve + fees;
   if (state.balance >= needed) return;

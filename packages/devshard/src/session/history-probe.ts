@@ -14,7 +14,7 @@ import type { SessionContext } from './session-context.js';
 const PROBE_TIMEOUT_MS = 5_000;
 
 export async function refuseHistoryElsewhere(ctx: SessionContext): Promise<void> {
-  const addresses = [...ctx.state.group.slotsOf.keys()];
+  const addresses = [...ctx.replica.state.group.slotsOf.keys()];
   const found = await Promise.all(
     addresses.map(async (address) => {
       const target = ctx.resolveHost(address);

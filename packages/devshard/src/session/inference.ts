@@ -19,12 +19,12 @@ import { checkRejectedDiff, openChat, readMempool } from './delivery.js';
 import { burnBlockedNonces } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkFunding, reservationOf } from './funding.js';
-import { assertUsableAsync } from './ownership.js';
+import type { Committed } from './replica.js';
 import { intakeHostTxs, processReceipt } from './response.js';
 import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
 import { type SessionContext, targetAddress } from './session-context.js';
 import { queueWritten } from './session-writes.js';
-import { type Committed, composeAndPersist } from './write-ahead.js';
+import { composeAndPersist } from './write-ahead.js';
 
 export interface InferenceInput {
   /** The exact request body the executor runs; its canonical-JSON hash is prompt_hash (§2.5). */
@@ -102,26 +102,26 @@ export async function composeInference(
   workLimit: bigint,
   signal?: AbortSignal,
 ): Promise<PreparedInference> {
-  await assertUsableAsync(ctx);
+  await ctx.guard.assertUsable();
   if (ctx.draining) throw new SessionError(SessionErrorCode.Draining, 'the session is draining');
   // A client gone while its request waited for the compose lock takes no nonce (§5).
   if (signal?.aborted) throw new SessionError(SessionErrorCode.ClientAborted, 'before a nonce was taken');
   // A write-ahead of unknown outcome keeps its nonce: settle it before numbering this inference.
-  if (ctx.unresolved) await resolveUnresolved(ctx);
-  if (ctx.state.phase !== SessionPhase.Active || ctx.finalizing) {
-    throw new SessionError(SessionErrorCode.NotActive, `phase ${ctx.state.phase}`);
+  if (ctx.replica.unresolved) await resolveUnresolved(ctx);
+  if (ctx.replica.state.phase !== SessionPhase.Active || ctx.finalizing) {
+    throw new SessionError(SessionErrorCode.NotActive, `phase ${ctx.replica.state.phase}`);
   }
   // Bad input and a request the escrow cannot fund are refused before any nonce is signed, burned
   // ones included (funding.ts).
-  if (input.maxTokens < ctx.state.config.maxTokensFloor) {
+  if (input.maxTokens < ctx.replica.state.config.maxTokensFloor) {
     throw new SessionError(SessionErrorCode.MaxTokensBelowFloor, `max_tokens ${input.maxTokens}`);
   }
-  const reserve = reservationOf(ctx.state, input.inputLength, input.maxTokens);
+  const reserve = reservationOf(ctx.replica.state, input.inputLength, input.maxTokens);
   checkFunding(ctx, reserve, 1n);
   // Nonces of a blocked dominant host or of an avoided executor are burned fee-only, never started
   // (dominant-hosts.ts).
   const burned = await burnBlockedNonces(ctx, workLimit, { avoid: input.avoid, reserve });
-  const state = ctx.state;
+  const state = ctx.replica.state;
   const nonce = state.latestNonce + 1n;
   if (nonce > workLimit) throw new SessionError(SessionErrorCode.NonceLimit, `nonce ${nonce} > ${workLimit}`);
   // §7.1 step 2: the reservation and this diff's fee must both be covered before composing.
@@ -158,7 +158,7 @@ function call(ctx: SessionContext, fn: () => void): void {
 }
 
 function progress(ctx: SessionContext, nonce: bigint) {
-  const status = ctx.state.inferences.get(nonce)?.status;
+  const status = ctx.replica.state.inferences.get(nonce)?.status;
   const applied = (s: number) => status !== undefined && status >= s && status !== InferenceStatus.TimedOut;
   return {
     confirmed: ctx.pending.has(dedupKeys.confirm(nonce)) || applied(InferenceStatus.Started),
@@ -249,7 +249,7 @@ export async function runInference(
   const base = {
     nonce,
     executor: address,
-    executorSlot: Number(nonce % BigInt(ctx.state.group.slots.length)),
+    executorSlot: Number(nonce % BigInt(ctx.replica.state.group.slots.length)),
   };
   let error: Error | undefined;
   let verifySignature: (() => void) | undefined;
@@ -322,7 +322,7 @@ export async function runInference(
   }
   verifySignature?.();
   let state = progress(ctx, nonce);
-  if (state.confirmed && !state.finished && !ctx.fault) {
+  if (state.confirmed && !state.finished && !ctx.guard.fault) {
     // The stream broke after execution started: the Finish may sit in the executor's mempool.
     await readMempool(ctx, address);
     state = progress(ctx, nonce);
@@ -335,7 +335,7 @@ export async function runInference(
   // statement, with the host progress and signature of this answer (session-writes.ts).
   await queueWritten(ctx);
   // A root mismatch seen on this stream is settled (divergence or ownership lost) before we answer.
-  while (ctx.faultCheck) await ctx.faultCheck;
+  await ctx.guard.checked();
   return {
     ...base,
     status: error === undefined ? 'completed' : 'failed',

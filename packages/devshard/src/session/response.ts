@@ -12,10 +12,9 @@ import { type TxEnv, txEnv } from '../state/apply-context.js';
 import { dedupKeys } from '../state/candidates.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
-import { faultAfterCheck } from './ownership.js';
 import { type PendingEntry, storedPendingKey } from './pending-queue.js';
-import { hostSyncOf, type SessionContext } from './session-context.js';
-import { persistAdded, saveWrites } from './session-writes.js';
+import type { SessionContext } from './session-context.js';
+import { saveWrites } from './session-writes.js';
 import { rootMismatchFault } from './stamp-check.js';
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -36,10 +35,9 @@ function diverge(
 ): void {
   // A root that differs may be the unpinned §12 #1 layout (stamp-check.ts); an unknown nonce is not.
   // Either way the store first says whether we are still the owner (ownership.ts).
-  faultAfterCheck(
-    ctx,
+  ctx.guard.faultAfterCheck(
     expected
-      ? rootMismatchFault(ctx, host, nonce, detail)
+      ? rootMismatchFault(ctx.replica, host, nonce, detail)
       : new SessionError(SessionErrorCode.Diverged, `host ${host} at nonce ${nonce}: ${detail}`),
     () =>
       ctx.emit({
@@ -50,16 +48,6 @@ function diverge(
         ...(got ? { got } : {}),
       }),
   );
-}
-
-/**
- * host_sync_nonce[address] = max(current, nonce), persisted with the next statement of the session
- * (session-writes.ts: a lost one is re-learned by catch-up, §7.3).
- */
-export function advanceHost(ctx: SessionContext, address: string, nonce: bigint): void {
-  if (nonce <= hostSyncOf(ctx, address)) return;
-  ctx.hostSync.set(address, nonce);
-  ctx.writes.hostProgress(address, nonce);
 }
 
 /**
@@ -101,9 +89,9 @@ class Intake {
   offer(decoded: DecodedTx): void {
     const ctx = this.ctx;
     if (ctx.pending.has(storedPendingKey(decoded))) return; // the usual case: every host re-offers
-    this.#env ??= txEnv(ctx.state.latestNonce + 1n, ctx.applyCtx);
+    this.#env ??= txEnv(ctx.replica.state.latestNonce + 1n, ctx.applyCtx);
     const { tx } = decoded;
-    const reason = checkHostTx(ctx.state, tx, this.#env);
+    const reason = checkHostTx(ctx.replica.state, tx, this.#env);
     if (reason !== undefined) {
       // Stale copies of applied txs are routine; only suspicious rejections are reported.
       if (reason !== 'not_live' && reason !== 'wrong_status' && reason !== 'already_done') {
@@ -117,7 +105,7 @@ class Intake {
 
   /** Returns how many were queued. */
   persist(): number {
-    persistAdded(this.ctx, this.#added);
+    this.ctx.writes.add(this.#added);
     return this.#added.length;
   }
 }
@@ -168,14 +156,14 @@ export function processReceipt(
   ctx.emit({ type: 'receipt', host, nonce: r.nonce });
   // Undefined also for a nonce older than the in-memory window: such a host is behind, nothing here
   // to compare with; catch-up brings it to a nonce whose root we hold.
-  const root = ctx.log.rootAt(r.nonce);
-  if (root === undefined && r.nonce > ctx.log.latestNonce) {
+  const root = ctx.replica.log.rootAt(r.nonce);
+  if (root === undefined && r.nonce > ctx.replica.log.latestNonce) {
     // A nonce we never signed: another writer, or a host replaying someone else's log.
     diverge(
       ctx,
       host,
       r.nonce,
-      `host is at nonce ${r.nonce}, ours is ${ctx.log.latestNonce}`,
+      `host is at nonce ${r.nonce}, ours is ${ctx.replica.log.latestNonce}`,
       undefined,
       r.stateHash,
     );
@@ -186,8 +174,7 @@ export function processReceipt(
       diverge(ctx, host, r.nonce, 'state_hash differs from our root', root, r.stateHash);
       return { confirmQueued: false };
     }
-    const first = ctx.stamps.firstStampNonce;
-    if (first !== undefined && r.nonce >= first) ctx.stamps.calibrated = true;
+    ctx.replica.rootConfirmed(r.nonce);
   }
   const sig = root ? r.stateSig : undefined;
   // §7.2 step 2 keeps every state_sig; its recovery runs where a signature is used:
@@ -197,12 +184,12 @@ export function processReceipt(
   const verifySignature =
     root && sig
       ? () =>
-          void (ctx.state.phase === SessionPhase.Settlement
+          void (ctx.replica.state.phase === SessionPhase.Settlement
             ? storeStateSignature(ctx, host, root, r.nonce, sig)
             : keepStateSignature(ctx, host, r.nonce, sig))
       : undefined;
   if (verifySignature && !options.deferSignature) verifySignature();
-  advanceHost(ctx, host, r.nonce);
+  ctx.hosts.advance(host, r.nonce);
 
   let confirmQueued = false;
   if (r.receipt && inferenceNonce !== undefined) {
@@ -233,12 +220,12 @@ export function processReceipt(
  * at once, since a finalize resumed after a crash loads it (signature-collection.ts).
  */
 function keepStateSignature(ctx: SessionContext, host: string, nonce: bigint, signature: Uint8Array): void {
-  const slots = ctx.state.group.slotsOf.get(host) ?? [];
+  const slots = ctx.replica.state.group.slotsOf.get(host) ?? [];
   ctx.writes.signatures(
     nonce,
     slots.map((slotId) => ({ slotId, signature })),
   );
-  if (ctx.state.phase === SessionPhase.Settlement) void saveWrites(ctx);
+  if (ctx.replica.state.phase === SessionPhase.Settlement) void saveWrites(ctx);
 }
 
 /** Verifies a host's state signature (cold or warm key, §5.7) and stores it for each of its slots. */
@@ -249,12 +236,12 @@ export function storeStateSignature(
   nonce: bigint,
   signature: Uint8Array,
 ): boolean {
-  if (!isHostStateSignature(ctx.state, host, root, nonce, signature, ctx.applyCtx)) {
+  if (!isHostStateSignature(ctx.replica.state, host, root, nonce, signature, ctx.applyCtx)) {
     ctx.emit({ type: 'bad_state_signature', host, nonce });
     return false;
   }
-  if (ctx.state.phase === SessionPhase.Settlement && nonce === ctx.state.latestNonce) {
-    ctx.settlementSigs.set(host, signature);
+  if (ctx.replica.state.phase === SessionPhase.Settlement && nonce === ctx.replica.state.latestNonce) {
+    ctx.settlement.addSignature(host, signature);
   }
   keepStateSignature(ctx, host, nonce, signature);
   return true;

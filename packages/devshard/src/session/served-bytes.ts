@@ -68,12 +68,15 @@ export class ServedBytes {
 }
 
 /** response_hash of the Finish the session will bill for inference `id`: queued or applied. */
-export function billedResponseHash(ctx: SessionContext, id: bigint): Uint8Array | undefined {
+export function billedResponseHash(
+  ctx: Pick<SessionContext, 'replica' | 'pending'>,
+  id: bigint,
+): Uint8Array | undefined {
   for (const entry of ctx.pending.snapshot()) {
     const tx = entry.tx.tx;
     if (tx.kind === 'finishInference' && tx.msg.inferenceId === id) return tx.msg.responseHash;
   }
-  const rec = ctx.state.inferences.get(id);
+  const rec = ctx.replica.state.inferences.get(id);
   if (!rec || rec.status < InferenceStatus.Finished || rec.status === InferenceStatus.TimedOut)
     return undefined;
   return rec.responseHash;

@@ -1,21 +1,35 @@
-// The mutable inside of one user-side session, shared by the modules that compose, deliver, time out
-// and finalize (each a small file taking this context), in five named parts: what it was opened with,
-// the protocol data, work in progress, settlement progress and its lifecycle, each with the files
-// that change it. Only user-session.ts builds one; nothing here but the events is exported.
+// What one user-side session is made of, for the modules that compose, deliver, time out and
+// finalize (each a small file taking this context or the part of it it needs): what it was opened
+// with, fixed for its life, and the objects that own its mutable parts, each written only through its
+// own methods:
+//   guard          ownership.ts            the fault, the check of a suspicious answer, fenced writes
+//   replica        replica.ts              state, diff log, stamp calibration, an append of unknown outcome
+//   pending        pending-queue.ts        host txs and our timeouts waiting for the next diff
+//   hosts          host-progress.ts        host_sync_nonce per host, persisted through `writes`
+//   writes         write-buffer.ts         small writes waiting for a statement (session-writes.ts)
+//   snapshots      snapshot-progress.ts    the snapshot taken, saved and due (saved by snapshots.ts)
+//   settlement     settlement-progress.ts  signatures at the final nonce, the finalize document
+//   timeoutRounds  timeout-rounds.ts       the §7.4 pass in progress and when to vote again
+// plus the locks and trackers of work in progress and the lifecycle flags. Only user-session.ts
+// builds one; nothing here but the events is exported. A leaf among the session's modules: it
+// imports only modules that import none of the session's, so no two of them import each other.
 import type { PrivateKey } from '@gonka-gateway/chain';
 import type { TxKind } from '../proto/devshard-tx.js';
 import type { ApplyContext } from '../state/apply-context.js';
-import type { SessionState } from '../state/types.js';
 import type { HostTarget, HostTransport } from '../transport/types.js';
-import type { Unresolved } from './append.js';
-import type { DiffLog } from './diff-log.js';
 import type { SessionError } from './errors.js';
+import type { HostProgress } from './host-progress.js';
 import type { RejectReason } from './host-tx-check.js';
 import type { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
+import type { SessionGuard } from './ownership.js';
 import type { PendingQueue } from './pending-queue.js';
+import type { Replica } from './replica.js';
 import type { Clock } from './session-clock.js';
-import type { WriteBuffer } from './session-writes.js';
+import type { SettlementProgress } from './settlement-progress.js';
+import type { SnapshotProgress } from './snapshot-progress.js';
 import type { SessionRecord, SessionStore } from './store.js';
+import type { TimeoutRounds } from './timeout-rounds.js';
+import type { WriteBuffer } from './write-buffer.js';
 
 /** Resolved numeric options (defaults in user-session.ts). */
 export interface SessionSettings {
@@ -115,19 +129,11 @@ export type SessionEvent =
 
 export type TimeoutOutcomeKind = 'applied' | 'queued' | 'insufficient_votes' | 'no_payload';
 
-/** Calibration of post_state_root against host roots (§12 #1). */
-export interface StampCalibration {
-  /** First nonce whose diff carried a height-stamped tx (its root depends on unpinned field numbers). */
-  firstStampNonce: bigint | undefined;
-  /** A host state_hash matched our root at or after that nonce. */
-  calibrated: boolean;
-}
-
 /**
  * What the session was opened with, fixed for its life: the escrow's record, the injected store,
- * transport, clock and signer, the fencing token and write guard of its ownership (architecture
- * §2.1), the warm-key lookup and recovery apply uses, settings and the event sink. Written only by
- * user-session.ts when it opens the session.
+ * transport, clock and signer, the warm-key lookup and recovery apply uses, settings and the event
+ * sink. Written only by user-session.ts when it opens the session. The fencing token and write guard
+ * (architecture §2.1) are the guard's (ownership.ts).
  */
 export interface SessionEnvironment {
   readonly record: SessionRecord;
@@ -136,10 +142,6 @@ export interface SessionEnvironment {
   readonly store: SessionStore;
   readonly transport: HostTransport;
   readonly clock: Clock;
-  /** Minted by the store when this session was opened (`acquire`, architecture §2.1). */
-  readonly fencingToken: bigint;
-  /** Throws when this process may no longer write (lease about to expire); run before every fenced write. */
-  readonly writeGuard: (() => void) | undefined;
   /** isWarmKey (persisted bindings, then the chain lookup) and a memoized recover. */
   readonly applyCtx: ApplyContext;
   readonly resolveHost: (address: string) => HostTarget | undefined;
@@ -148,29 +150,21 @@ export interface SessionEnvironment {
 }
 
 /**
- * The protocol data (§5, §7): the current state, the diffs hosts may still need, the txs waiting for
- * the next diff, how far each host is, and the §12 #1 stamp calibration. `state` and `log` change only
- * in write-ahead.ts (compose, then the stored diff becomes current) and append.ts (a write-ahead
- * resolved later); `pending` takes host txs (response.ts) and our timeouts (timeouts.ts) and loses what
- * a diff consumed (write-ahead.ts, append.ts); `hostSync` and `stamps.calibrated` move with host
- * answers (response.ts), `stamps.firstStampNonce` with composition (write-ahead.ts).
+ * The protocol data (§5, §7): the replica (state, diff log and the §12 #1 stamp calibration, changed
+ * only by adopting a stored diff: replica.ts), the txs waiting for the next diff and how far each host
+ * is. `pending` takes host txs (response.ts) and our timeouts (timeouts.ts) and loses what a diff
+ * consumed (write-ahead.ts, append.ts); `hosts` moves with host answers (response.ts, timeouts.ts).
  */
 export interface SessionData {
-  state: SessionState;
-  readonly log: DiffLog;
+  readonly replica: Replica;
   readonly pending: PendingQueue;
-  /** host_sync_nonce per physical host (cold address): every slot of it has the same log. */
-  readonly hostSync: Map<string, bigint>;
-  readonly stamps: StampCalibration;
-}
-
-export function hostSyncOf(ctx: SessionData, address: string): bigint {
-  return ctx.hostSync.get(address) ?? 0n;
+  /** host_sync_nonce per physical host (cold address), and its persistence (host-progress.ts). */
+  readonly hosts: HostProgress;
 }
 
 /** The cold address executing nonce `n`: slot n mod N (§1). */
 export function targetAddress(ctx: SessionData, nonce: bigint): string {
-  const slots = ctx.state.group.slots;
+  const slots = ctx.replica.state.group.slots;
   return slots[Number(nonce % BigInt(slots.length))]!;
 }
 
@@ -220,50 +214,39 @@ export function tracked<T>(ctx: SessionWork, fn: () => Promise<T>): Promise<T> {
   return p;
 }
 
-/**
- * Settlement progress (§8): state signatures at the final nonce, stored as answers arrive
- * (response.ts) and asked for by signature-collection.ts, and the finalize document once stored
- * (finalize.ts).
- */
+/** Where the snapshots stand (snapshot-progress.ts; snapshots.ts saves them, architecture §2 item 5). */
+export interface SessionSnapshots {
+  readonly snapshots: SnapshotProgress;
+}
+
+/** Settlement progress (§8): signatures at the final nonce, the finalize document (settlement-progress.ts). */
 export interface SessionSettlement {
-  /**
-   * Verified state signatures at the final nonce, by host address, gathered while in Settlement
-   * (finalize rounds, catch-up receipts, GET signatures; §8.2).
-   */
-  readonly settlementSigs: Map<string, Uint8Array>;
-  /** The stored finalize document JSON, once written (§8.3). */
-  finalizeDocument: string | undefined;
-  /** A finalize in progress, shared by concurrent callers. */
-  finalizeRun: Promise<unknown> | undefined;
+  readonly settlement: SettlementProgress;
 }
 
 /**
- * Whether the session may go on and what it is doing: a fault that stops it and the check of a
- * suspicious answer (ownership.ts), an unresolved write-ahead (append.ts), drain and in-flight
- * inferences (user-session.ts), finalize (finalize-gate.ts, finalize.ts), timeout rounds (timeouts.ts).
+ * What the session is doing: drain and in-flight inferences (user-session.ts), finalize
+ * (finalize-gate.ts, finalize.ts), timeout rounds (timeouts.ts).
  */
 export interface SessionLifecycle {
-  /** Set once the session must not compose again (divergence, ownership lost, close…). */
-  fault: SessionError | undefined;
-  /**
-   * A suspicious answer (a root we do not have, a nonce taken) is being checked against the store:
-   * divergence, or ownership lost? Nothing is composed until it settles (ownership.ts).
-   */
-  faultCheck: Promise<void> | undefined;
-  /** A write-ahead whose outcome is unknown; resolved before any other diff is composed. */
-  unresolved: Unresolved | undefined;
   /** drain() was called: no new inference or diff. */
   draining: boolean;
   inFlight: number;
   finalizing: boolean;
-  checkingTimeouts: boolean;
-  /** Inference id → unix second before which no new vote round starts. */
-  readonly timeoutRetryAt: Map<bigint, bigint>;
+  /** The §7.4 timeout passes and when each inference may be voted on again (timeout-rounds.ts). */
+  readonly timeoutRounds: TimeoutRounds;
 }
 
-/** One session's context: its five parts, above, in one object that user-session.ts builds. */
+/** Whether the session may still write and compose: its fault and fencing (ownership.ts owns them). */
+export interface SessionOwnership {
+  readonly guard: SessionGuard;
+}
+
+/** One session's context: its parts, above, in one object that user-session.ts builds. */
 export type SessionContext = SessionEnvironment &
+  SessionOwnership &
   SessionData &
   SessionWork &
+  SessionSnapshots &
   SessionSettlement &
   SessionLifecycle;

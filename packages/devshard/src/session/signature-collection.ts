@@ -7,7 +7,7 @@ import { hasSettlementQuorum, slotSignatures } from '../settlement/quorum.js';
 import { catchUp } from './delivery.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { storeStateSignature } from './response.js';
-import { hostSyncOf, type SessionContext } from './session-context.js';
+import type { SessionContext } from './session-context.js';
 
 export interface SignatureCollectionOptions {
   /** Rounds before giving up with `no_quorum` (the caller retries later; default 8). */
@@ -27,13 +27,13 @@ async function collectFrom(
 ): Promise<void> {
   const target = ctx.resolveHost(address);
   if (!target) return;
-  const slots = ctx.state.group.slots;
+  const slots = ctx.replica.state.group.slots;
   try {
     const sigs = await ctx.transport.getSignatures(target, ctx.escrowId, final);
     // Hosts may return signatures gossiped from peers too: every verified one counts.
     for (const [slot, sig] of sigs) {
       const owner = slots[slot];
-      if (owner !== undefined && !ctx.settlementSigs.has(owner))
+      if (owner !== undefined && !ctx.settlement.hasSignature(owner))
         storeStateSignature(ctx, owner, root, final, sig);
     }
   } catch (error) {
@@ -45,7 +45,7 @@ async function collectFrom(
       error: error as Error,
     });
   }
-  if (ctx.settlementSigs.has(address)) return;
+  if (ctx.settlement.hasSignature(address)) return;
   // The receipt of a send at the final nonce carries the host's state_sig (§7.2 step 2).
   await catchUp(ctx, address, final, { resend: true });
 }
@@ -54,24 +54,24 @@ export async function collectSettlementSignatures(
   ctx: SessionContext,
   options: SignatureCollectionOptions = {},
 ): Promise<void> {
-  const state = ctx.state;
+  const state = ctx.replica.state;
   const final = state.latestNonce;
   const root = state.root;
   for (const [slot, sig] of await ctx.store.loadSignatures(ctx.escrowId, final)) {
     const owner = state.group.slots[slot];
-    if (owner !== undefined && !ctx.settlementSigs.has(owner))
+    if (owner !== undefined && !ctx.settlement.hasSignature(owner))
       storeStateSignature(ctx, owner, root, final, sig);
   }
-  const hasQuorum = () => hasSettlementQuorum(state, slotSignatures(state, ctx.settlementSigs));
+  const hasQuorum = () => hasSettlementQuorum(state, slotSignatures(state, ctx.settlement.signatures));
   const maxRounds = options.maxRounds ?? 8;
   const base = options.backoffMs ?? 1_000;
   const cap = options.maxBackoffMs ?? 30_000;
   for (let round = 0; !hasQuorum(); round++) {
-    const missing = [...state.group.slotsOf.keys()].filter((a) => !ctx.settlementSigs.has(a));
+    const missing = [...state.group.slotsOf.keys()].filter((a) => !ctx.settlement.hasSignature(a));
     await Promise.all(missing.map((a) => collectFrom(ctx, a, final, root)));
     if (hasQuorum()) break;
     if (round + 1 >= maxRounds) {
-      const have = slotSignatures(state, ctx.settlementSigs).length;
+      const have = slotSignatures(state, ctx.settlement.signatures).length;
       throw new SessionError(
         SessionErrorCode.NoQuorum,
         `${have} of ${state.group.slots.length} slots signed nonce ${final}`,
@@ -89,7 +89,7 @@ export async function collectSettlementSignatures(
  * (`host_error`) and changes nothing: the document does not depend on it.
  */
 export async function deliverFinalToAll(ctx: SessionContext): Promise<void> {
-  const final = ctx.state.latestNonce;
-  const behind = [...ctx.state.group.slotsOf.keys()].filter((a) => hostSyncOf(ctx, a) < final);
+  const final = ctx.replica.state.latestNonce;
+  const behind = [...ctx.replica.state.group.slotsOf.keys()].filter((a) => ctx.hosts.of(a) < final);
   await Promise.all(behind.map((a) => catchUp(ctx, a, final)));
 }

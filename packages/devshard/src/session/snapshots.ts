@@ -14,7 +14,6 @@ import {
   encodeStateSnapshotSteps,
 } from '../state/snapshot.js';
 import type { SessionState } from '../state/types.js';
-import { fencedWrite } from './ownership.js';
 import { inBackground, type SessionContext } from './session-context.js';
 import type { SessionRecord, SessionStore, StoredSession } from './store.js';
 
@@ -171,69 +170,44 @@ export async function restoreSnapshot(
   return { base };
 }
 
-interface SnapshotProgress {
-  /** Nonce of the newest snapshot taken (due, being written or saved). */
-  taken: bigint;
-  /** Nonce of the newest snapshot saved (or the one the session was opened from). */
-  saved: bigint;
-  /** No new attempt before this nonce (after a failure). */
-  retryAt: bigint;
-  /** The newest state due for saving; a newer one replaces it while the writer waits. */
-  due: { readonly state: SessionState; readonly firstStampNonce: bigint | undefined } | undefined;
-  writing: boolean;
-}
-
-const progress = new WeakMap<SessionContext, SnapshotProgress>();
-
 /**
  * Called after every successful append: when snapshotInterval diffs (`snapshotEvery`, more with
  * many live records) have passed since the last snapshot, the state just committed becomes due and
  * a background writer (one per session) saves the newest due state once the event loop is free.
- * States are immutable values, so later diffs do not affect what is encoded.
+ * States are immutable values, so later diffs do not affect what is encoded. Where the schedule
+ * stands is `ctx.snapshots` (snapshot-progress.ts), written only here.
  */
 export function scheduleSnapshot(ctx: SessionContext): void {
   const snapshotEvery = BigInt(ctx.settings.snapshotEvery);
   if (snapshotEvery <= 0n) return;
-  let p = progress.get(ctx);
-  if (!p) {
-    const base = ctx.log.baseNonce;
-    p = { taken: base, saved: base, retryAt: 0n, due: undefined, writing: false };
-    progress.set(ctx, p);
-  }
-  const nonce = ctx.state.latestNonce;
-  const every = snapshotInterval(snapshotEvery, ctx.state.inferences.size);
-  if (nonce - p.taken < every || nonce < p.retryAt) return;
-  p.taken = nonce;
-  p.due = { state: ctx.state, firstStampNonce: ctx.stamps.firstStampNonce };
-  if (p.writing) return;
-  p.writing = true;
-  const tracker = p;
+  const { state } = ctx.replica;
+  const every = snapshotInterval(snapshotEvery, state.inferences.size);
+  const tracker = ctx.snapshots;
+  if (!tracker.offer({ state, firstStampNonce: ctx.replica.stamps.firstStampNonce }, every)) return;
   inBackground(ctx, 'saveSnapshot', async () => {
     try {
       for (;;) {
         // Yield first: the request that made the snapshot due continues before any encoding.
         await nextTurn();
-        const due = tracker.due;
+        const due = tracker.takeDue();
         if (!due) return;
-        tracker.due = undefined;
         const { state } = due;
         const at = state.latestNonce;
         try {
           const bytes = await encodeSessionSnapshotInTurns(state, due.firstStampNonce);
-          await fencedWrite(ctx, 'saveSnapshot', (token) =>
+          await ctx.guard.fencedWrite('saveSnapshot', (token) =>
             ctx.store.saveSnapshot(ctx.escrowId, { nonce: at, root: state.root, state: bytes }, token),
           );
         } catch (error) {
           // Try again a tenth of an interval later (the next due append), not on every diff.
-          tracker.taken = tracker.saved;
-          tracker.retryAt = at + (every / 10n > 1n ? every / 10n : 1n);
+          tracker.failed(at + (every / 10n > 1n ? every / 10n : 1n));
           throw error;
         }
-        tracker.saved = at;
+        tracker.saved(at);
         ctx.emit({ type: 'snapshot_saved', nonce: at });
       }
     } finally {
-      tracker.writing = false;
+      tracker.stopped();
     }
   });
 }

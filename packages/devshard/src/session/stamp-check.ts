@@ -6,25 +6,25 @@
 // profile or disable stamps) instead of a bare `diverged`.
 
 import { SessionError, SessionErrorCode } from './errors.js';
-import type { SessionContext } from './session-context.js';
+import type { Replica } from './replica.js';
 
 /** A mismatch at `nonce` falls on a stamped root we have not yet seen a host agree with. */
-export function isUncalibratedStampRoot(ctx: SessionContext, nonce: bigint): boolean {
-  const first = ctx.stamps.firstStampNonce;
-  return first !== undefined && !ctx.stamps.calibrated && nonce >= first;
+export function isUncalibratedStampRoot(replica: Replica, nonce: bigint): boolean {
+  const first = replica.stamps.firstStampNonce;
+  return first !== undefined && !replica.stamps.calibrated && nonce >= first;
 }
 
 /** The fault for a root mismatch at `nonce`: stamp layout while uncalibrated, else divergence. */
 export function rootMismatchFault(
-  ctx: SessionContext,
+  replica: Replica,
   host: string,
   nonce: bigint,
   detail: string,
 ): SessionError {
-  if (isUncalibratedStampRoot(ctx, nonce)) {
+  if (isUncalibratedStampRoot(replica, nonce)) {
     return new SessionError(
       SessionErrorCode.StampLayoutMismatch,
-      `host ${host} at nonce ${nonce} (first height-stamped diff ${ctx.stamps.firstStampNonce}): ${detail}; ` +
+      `host ${host} at nonce ${nonce} (first height-stamped diff ${replica.stamps.firstStampNonce}): ${detail}; ` +
         'the v5 record height fields 18/19 (§12 #1) likely differ from the hosts',
     );
   }

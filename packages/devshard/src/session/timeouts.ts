@@ -18,9 +18,8 @@ import { catchUp, diffsFor } from './delivery.js';
 import { noteNonService } from './dominant-hosts.js';
 import { flushDiff } from './flush.js';
 import type { PendingEntry } from './pending-queue.js';
-import { advanceHost, intakeHostTxs } from './response.js';
-import { hostSyncOf, type SessionContext, type TimeoutOutcomeKind } from './session-context.js';
-import { persistAdded } from './session-writes.js';
+import { intakeHostTxs } from './response.js';
+import type { SessionContext, TimeoutOutcomeKind } from './session-context.js';
 
 export type TimeoutKind = 'refused' | 'execution';
 
@@ -43,17 +42,20 @@ interface Candidate {
 }
 
 /** Inferences whose deadline (plus skew) has passed and that no queued tx would settle. */
-export function timeoutCandidates(ctx: SessionContext, now: bigint): Candidate[] {
-  const { config } = ctx.state;
+export function timeoutCandidates(
+  ctx: Pick<SessionContext, 'replica' | 'pending' | 'settings' | 'timeoutRounds'>,
+  now: bigint,
+): Candidate[] {
+  const { config } = ctx.replica.state;
   const skew = ctx.settings.timeoutSkewSeconds;
   const out: Candidate[] = [];
   // Only Pending and Started records can time out: nearly every live record is past Started, and
   // this pass runs every few seconds, so it reads only the chunks of the live map holding open
   // ones (openRecordsOf), not every live record.
-  for (const record of openRecordsOf(ctx.state.inferences)) {
+  for (const record of openRecordsOf(ctx.replica.state.inferences)) {
     const status = record.status;
     const id = record.id;
-    if ((ctx.timeoutRetryAt.get(id) ?? 0n) > now || ctx.pending.has(dedupKeys.timeout(id))) continue;
+    if (!ctx.timeoutRounds.mayVote(id, now) || ctx.pending.has(dedupKeys.timeout(id))) continue;
     if (
       status === InferenceStatus.Pending &&
       !ctx.pending.has(dedupKeys.confirm(id)) &&
@@ -85,14 +87,14 @@ async function askVoter(
 ): Promise<SlotVote | undefined> {
   const target = ctx.resolveHost(voter);
   if (!target) return undefined;
-  const latest = ctx.log.latestNonce;
-  if (latest - hostSyncOf(ctx, voter) > ctx.settings.catchUpChunk) {
+  const latest = ctx.replica.log.latestNonce;
+  if (latest - ctx.hosts.of(voter) > ctx.settings.catchUpChunk) {
     const caught = await catchUp(ctx, voter, latest);
     if (!caught.ok) return undefined;
   }
   let diffs: Awaited<ReturnType<typeof diffsFor>>;
   try {
-    diffs = await diffsFor(ctx, hostSyncOf(ctx, voter) + 1n, latest);
+    diffs = await diffsFor(ctx, ctx.hosts.of(voter) + 1n, latest);
   } catch (error) {
     ctx.emit({ type: 'store_error', operation: 'readDiffs', error: error as Error });
     return undefined;
@@ -123,12 +125,12 @@ async function askVoter(
     return undefined;
   }
   // A 200 means the host applied the diffs it was sent (a failed apply is a 500).
-  if (diffs.length > 0) advanceHost(ctx, voter, diffs[diffs.length - 1]!.nonce);
+  if (diffs.length > 0) ctx.hosts.advance(voter, diffs[diffs.length - 1]!.nonce);
   if (response.mempool) intakeHostTxs(ctx, voter, response.mempool);
   if (!response.accept || !response.signature) return undefined;
-  if (ctx.state.group.slots[response.voterSlot] !== voter) return undefined;
+  if (ctx.replica.state.group.slots[response.voterSlot] !== voter) return undefined;
   const verified = verifyStyledSlotSignature(
-    ctx.state,
+    ctx.replica.state,
     response.voterSlot,
     (style) =>
       timeoutVoteBytes(
@@ -136,7 +138,7 @@ async function askVoter(
         style,
       ),
     response.signature,
-    txEnv(ctx.state.latestNonce + 1n, ctx.applyCtx),
+    txEnv(ctx.replica.state.latestNonce + 1n, ctx.applyCtx),
   );
   if (!verified) return undefined;
   return newMsg.vote({ voterSlot: response.voterSlot, accept: true, signature: response.signature });
@@ -148,11 +150,11 @@ async function collectVotes(
   candidate: Candidate,
 ): Promise<{ votes: SlotVote[]; weight: number; enough: boolean } | undefined> {
   const { record, reason } = candidate;
-  const group = ctx.state.group;
+  const group = ctx.replica.state.group;
   const executor = group.slots[record.executorSlot]!;
-  const payload = reason === 'refused' ? ctx.log.payload(record.id) : undefined;
+  const payload = reason === 'refused' ? ctx.replica.log.payload(record.id) : undefined;
   if (reason === 'refused' && !payload) return undefined;
-  const threshold = ctx.state.config.voteThreshold;
+  const threshold = ctx.replica.state.config.voteThreshold;
   const controller = new AbortController();
   const votes: SlotVote[] = [];
   let weight = 0;
@@ -191,15 +193,13 @@ async function collectVotes(
  * reached a majority and sends them in one diff.
  */
 export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome[]> {
-  if (ctx.checkingTimeouts || ctx.fault || ctx.finalizing || ctx.draining) return [];
-  ctx.checkingTimeouts = true;
-  try {
+  if (ctx.timeoutRounds.running || ctx.guard.fault || ctx.finalizing || ctx.draining) return [];
+  return ctx.timeoutRounds.pass(async () => {
     const now = ctx.clock.nowSeconds();
-    for (const id of ctx.timeoutRetryAt.keys()) {
-      const status = ctx.state.inferences.get(id)?.status;
-      if (status !== InferenceStatus.Pending && status !== InferenceStatus.Started)
-        ctx.timeoutRetryAt.delete(id);
-    }
+    ctx.timeoutRounds.prune((id) => {
+      const status = ctx.replica.state.inferences.get(id)?.status;
+      return status === InferenceStatus.Pending || status === InferenceStatus.Started;
+    });
     const candidates = timeoutCandidates(ctx, now);
     if (candidates.length === 0) return [];
     const rounds = await Promise.all(
@@ -210,10 +210,10 @@ export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome
     for (const { c, result } of rounds) {
       if (!result) {
         outcomes.push({ c, kind: 'no_payload', weight: 0 });
-        ctx.timeoutRetryAt.set(c.record.id, now + ctx.settings.timeoutRetrySeconds);
+        ctx.timeoutRounds.retryAt(c.record.id, now + ctx.settings.timeoutRetrySeconds);
       } else if (!result.enough) {
         outcomes.push({ c, kind: 'insufficient_votes', weight: result.weight });
-        ctx.timeoutRetryAt.set(c.record.id, now + ctx.settings.timeoutRetrySeconds);
+        ctx.timeoutRounds.retryAt(c.record.id, now + ctx.settings.timeoutRetrySeconds);
       } else {
         const entry = ctx.pending.add(
           txOf.timeoutInference(
@@ -229,18 +229,18 @@ export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome
       }
     }
     if (outcomes.some((o) => o.kind === 'queued')) {
-      persistAdded(ctx, queued);
+      ctx.writes.add(queued);
       await flushDiff(ctx, []);
     }
     return outcomes.map(({ c, kind, weight }) => {
       // A sealed record was TimedOut first (only terminal records seal while Active, §5.6).
-      const live = ctx.state.inferences.get(c.record.id);
+      const live = ctx.replica.state.inferences.get(c.record.id);
       const timedOut = live
         ? live.status === InferenceStatus.TimedOut
         : !ctx.pending.has(dedupKeys.timeout(c.record.id));
       const outcome: TimeoutOutcomeKind = kind === 'queued' && timedOut ? 'applied' : kind;
-      if (outcome === 'applied') ctx.timeoutRetryAt.delete(c.record.id);
-      noteNonService(ctx, ctx.state.group.slots[c.record.executorSlot]!, c.record.id); // a deadline missed
+      if (outcome === 'applied') ctx.timeoutRounds.forget(c.record.id);
+      noteNonService(ctx, ctx.replica.state.group.slots[c.record.executorSlot]!, c.record.id); // a deadline missed
       ctx.emit({
         type: 'timeout',
         inferenceId: c.record.id,
@@ -250,7 +250,5 @@ export async function checkTimeouts(ctx: SessionContext): Promise<TimeoutOutcome
       });
       return { inferenceId: c.record.id, reason: c.reason, outcome, acceptWeight: weight };
     });
-  } finally {
-    ctx.checkingTimeouts = false;
-  }
+  });
 }

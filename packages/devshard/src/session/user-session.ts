@@ -21,6 +21,7 @@ import { SessionError, SessionErrorCode } from './errors.js';
 import { type FinalizeOptions, finalizeSession } from './finalize.js';
 import { type FlushResult, flushDiff } from './flush.js';
 import { refuseHistoryElsewhere } from './history-probe.js';
+import { HostProgress } from './host-progress.js';
 import {
   composeInference,
   type InferenceHandlers,
@@ -30,17 +31,15 @@ import {
 } from './inference.js';
 import { type InferenceCost, inferenceCostOf } from './inference-cost.js';
 import { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
+import { SessionGuard } from './ownership.js';
 import { replayStored } from './replay.js';
+import { Replica } from './replica.js';
 import { type ServedCounts, servedCounts } from './served-bytes.js';
 import { type Clock, systemClock } from './session-clock.js';
-import {
-  hostSyncOf,
-  type SessionContext,
-  type SessionEvent,
-  type SessionSettings,
-  tracked,
-} from './session-context.js';
-import { persistRemoved, saveWrites, WriteBuffer } from './session-writes.js';
+import { type SessionContext, type SessionEvent, type SessionSettings, tracked } from './session-context.js';
+import { saveWrites } from './session-writes.js';
+import { SettlementProgress } from './settlement-progress.js';
+import { SnapshotProgress } from './snapshot-progress.js';
 import { DEFAULT_SNAPSHOT_EVERY } from './snapshots.js';
 import {
   isSessionStoreError,
@@ -48,7 +47,9 @@ import {
   SessionStoreErrorCode,
   type StoredSession,
 } from './store.js';
+import { TimeoutRounds } from './timeout-rounds.js';
 import { checkTimeouts, type TimeoutOutcome } from './timeouts.js';
+import { WriteBuffer } from './write-buffer.js';
 
 export interface UserSessionOptions {
   readonly store: SessionStore;
@@ -158,8 +159,17 @@ export class UserSession {
       throw new RangeError('catchUpChunk must be a positive integer');
     const version = stored.record.version;
     const emit = options.onEvent ?? (() => undefined);
+    const safeEmit = (event: SessionEvent) => {
+      try {
+        emit(event);
+      } catch {
+        // A failing listener must not break the protocol path.
+      }
+    };
     const maxNonce = stored.record.chainParams.maxNonce || options.maxNonce || undefined;
 
+    const background = new Set<Promise<void>>();
+    const writes = new WriteBuffer();
     const ctx: SessionContext = {
       record: stored.record,
       escrowId,
@@ -167,8 +177,6 @@ export class UserSession {
       store,
       transport: options.transport,
       clock: options.clock ?? systemClock,
-      fencingToken: stored.fencingToken,
-      writeGuard: options.writeGuard,
       applyCtx,
       resolveHost: (address) => options.resolveHost(address, version),
       settings: {
@@ -183,42 +191,34 @@ export class UserSession {
         disconnectTailMs: options.disconnectTailMs ?? 30_000,
         snapshotEvery: options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
       },
-      emit: (event) => {
-        try {
-          emit(event);
-        } catch {
-          // A failing listener must not break the protocol path.
-        }
-      },
-      state: replayed.state,
-      log: replayed.log,
+      emit: safeEmit,
+      guard: new SessionGuard({
+        escrowId,
+        store,
+        fencingToken: stored.fencingToken,
+        writeGuard: options.writeGuard,
+        onFault: (error) => safeEmit({ type: 'faulted', error }),
+        background,
+      }),
+      replica: new Replica(replayed.state, replayed.log, replayed.stamps),
       pending: replayed.pending,
-      hostSync: replayed.hostSync,
-      stamps: replayed.stamps,
+      hosts: new HostProgress(replayed.hostSync, writes),
       composeLock: new SerialLock(),
       catchUpLock: new KeyedLock(),
       verifyLimit: new KeyedSemaphore(options.verifyConcurrencyPerHost ?? 32),
-      writes: new WriteBuffer(),
-      background: new Set(),
+      writes,
+      background,
       work: new Set(),
-      settlementSigs: new Map(),
-      finalizeDocument: stored.finalizeDocument,
-      finalizeRun: undefined,
-      fault: undefined,
-      faultCheck: undefined,
-      unresolved: undefined,
+      snapshots: new SnapshotProgress(replayed.log.baseNonce),
+      settlement: new SettlementProgress(stored.finalizeDocument),
       draining: false,
       inFlight: 0,
       finalizing: false,
-      checkingTimeouts: false,
-      timeoutRetryAt: new Map(),
+      timeoutRounds: new TimeoutRounds(),
     };
     // Stored pending txs the replay dropped (applied already, or moot) leave the store too.
     const kept = new Set(replayed.pending.keys());
-    persistRemoved(
-      ctx,
-      stored.pendingTxs.map((p) => p.key).filter((k) => !kept.has(k)),
-    );
+    ctx.writes.delete(stored.pendingTxs.map((p) => p.key).filter((k) => !kept.has(k)));
     if (stored.lastNonce === 0n && !stored.snapshot) await refuseHistoryElsewhere(ctx);
     const session = new UserSession(ctx);
     session.#maxNonceKnown = maxNonce !== undefined;
@@ -228,7 +228,7 @@ export class UserSession {
 
   /** The token the store minted for this owner at open (architecture §2.1). */
   get fencingToken(): bigint {
-    return this.#ctx.fencingToken;
+    return this.#ctx.guard.fencingToken;
   }
 
   get escrowId(): string {
@@ -241,24 +241,24 @@ export class UserSession {
 
   /** The replica after the latest persisted diff (immutable value). */
   get state(): SessionState {
-    return this.#ctx.state;
+    return this.#ctx.replica.state;
   }
 
   get latestNonce(): bigint {
-    return this.#ctx.state.latestNonce;
+    return this.#ctx.replica.state.latestNonce;
   }
 
   get phase(): SessionPhase {
-    return this.#ctx.state.phase;
+    return this.#ctx.replica.state.phase;
   }
 
   get balance(): bigint {
-    return this.#ctx.state.balance;
+    return this.#ctx.replica.state.balance;
   }
 
   /** Cost of inference `nonce` in ngonka and whether its Finish is applied (inference-cost.ts). */
   inferenceCost(nonce: bigint): InferenceCost | undefined {
-    return inferenceCostOf(this.#ctx.state, nonce);
+    return inferenceCostOf(this.#ctx.replica.state, nonce);
   }
 
   get pendingTxCount(): number {
@@ -271,7 +271,7 @@ export class UserSession {
 
   /** Why the session stopped (divergence, rejected diff, ownership lost, corrupt store, closed), if it did. */
   get fault(): SessionError | undefined {
-    return this.#ctx.fault;
+    return this.#ctx.guard.fault;
   }
 
   /** The max_nonce this session stops new work below (§7.5); 20 000 while not known (maxNonceKnown). */
@@ -298,7 +298,7 @@ export class UserSession {
 
   /** Last nonce a new inference may take: max_nonce − max(reserve, N + 1) (§7.5). */
   get workLimit(): bigint {
-    const n = BigInt(this.#ctx.state.group.slots.length + 1);
+    const n = BigInt(this.#ctx.replica.state.group.slots.length + 1);
     const reserve = this.#ctx.settings.nonceReserve > n ? this.#ctx.settings.nonceReserve : n;
     return this.#ctx.settings.maxNonce - reserve;
   }
@@ -307,12 +307,11 @@ export class UserSession {
   get canStartInference(): boolean {
     const c = this.#ctx;
     return (
-      !c.fault &&
-      !c.faultCheck &&
+      c.guard.usable &&
       !c.draining &&
       !c.finalizing &&
-      c.state.phase === 0 &&
-      c.state.latestNonce + 1n <= this.workLimit
+      c.replica.state.phase === 0 &&
+      c.replica.state.latestNonce + 1n <= this.workLimit
     );
   }
 
@@ -328,7 +327,7 @@ export class UserSession {
 
   /** Highest nonce `address` is known to hold (§7.1 host_sync_nonce). */
   hostSyncNonce(address: string): bigint {
-    return hostSyncOf(this.#ctx, address);
+    return this.#ctx.hosts.of(address);
   }
 
   /**
@@ -378,7 +377,7 @@ export class UserSession {
 
   /** Sends `address` every diff it lacks, in chunks (§7.3); true when it holds `upTo` (default: latest). */
   async catchUpHost(address: string, upTo?: bigint): Promise<boolean> {
-    return (await catchUp(this.#ctx, address, upTo ?? this.#ctx.state.latestNonce)).ok;
+    return (await catchUp(this.#ctx, address, upTo ?? this.#ctx.replica.state.latestNonce)).ok;
   }
 
   /** Finalize rounds, signature quorum and the finalize document (§8); idempotent. */
@@ -417,7 +416,7 @@ export class UserSession {
       for (;;) {
         if (ctx.work.size > 0) await Promise.all(ctx.work);
         else if (ctx.background.size > 0) await Promise.all(ctx.background);
-        else if (ctx.faultCheck) await ctx.faultCheck;
+        else if (ctx.guard.checking) await ctx.guard.checked();
         else if (ctx.writes.writing) await ctx.writes.settled();
         else if (!ctx.writes.empty && tries++ < 3) await saveWrites(ctx);
         else return;
@@ -429,10 +428,10 @@ export class UserSession {
   /** drain(), then the session stops for good (`closed`). */
   async close(): Promise<void> {
     await this.drain();
-    if (!this.#ctx.fault) this.#ctx.fault = new SessionError(SessionErrorCode.Closed);
+    this.#ctx.guard.close();
   }
 
   #drainingError(): SessionError {
-    return this.#ctx.fault ?? new SessionError(SessionErrorCode.Draining, 'the session is draining');
+    return this.#ctx.guard.fault ?? new SessionError(SessionErrorCode.Draining, 'the session is draining');
   }
 }

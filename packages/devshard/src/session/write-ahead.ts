@@ -9,25 +9,18 @@ import type { DevshardTx, EncodedTx, TxKind } from '../proto/devshard-tx.js';
 import { signDiff } from '../signing/diff.js';
 import { txEnv } from '../state/apply-context.js';
 import { orderCandidates } from '../state/candidates.js';
-import { type ComposeResult, composeDiff, type DroppedTx } from '../state/compose.js';
+import { type ComposeResult, composeDiff } from '../state/compose.js';
 import { checkNonceLimit } from '../state/diff-checks.js';
 import { InferenceStatus, type SessionState } from '../state/types.js';
-import { resolveUnresolved, type Unresolved, writeAhead } from './append.js';
+import { resolveUnresolved, writeAhead } from './append.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
-import { assertUsableAsync } from './ownership.js';
 import type { PendingEntry } from './pending-queue.js';
+import type { Committed, Unresolved } from './replica.js';
 import { type SessionContext, targetAddress } from './session-context.js';
-import { diffWrites, persistRemoved } from './session-writes.js';
 import { scheduleSnapshot } from './snapshots.js';
 import type { StoredDiff } from './store.js';
-
-export interface Committed {
-  readonly stored: StoredDiff;
-  /** Cold address of slot nonce mod N. */
-  readonly target: string;
-  readonly dropped: readonly DroppedTx[];
-}
+import { diffWrites } from './write-buffer.js';
 
 /** Kinds the hosts refuse inside the finalize reserve while Active (§7.5). */
 const RESERVE_FORBIDDEN: ReadonlySet<string> = new Set([
@@ -38,16 +31,16 @@ const RESERVE_FORBIDDEN: ReadonlySet<string> = new Set([
 ]);
 
 /** First nonce of the finalize reserve: max_nonce − (N + 1) is the last nonce allowed new work. */
-export function reserveStart(ctx: SessionContext): bigint {
-  return ctx.settings.maxNonce - BigInt(ctx.state.group.slots.length + 1);
+export function reserveStart(ctx: Pick<SessionContext, 'replica' | 'settings'>): bigint {
+  return ctx.settings.maxNonce - BigInt(ctx.replica.state.group.slots.length + 1);
 }
 
-function includeRoot(ctx: SessionContext): boolean {
+function includeRoot(ctx: Pick<SessionContext, 'replica' | 'settings'>): boolean {
   const mode = ctx.settings.postStateRoot;
   if (mode !== 'calibrate') return mode === 'always';
   // Until a host confirms a root that covers a height stamp, the unpinned record fields (§12 #1)
   // could make hosts reject the diff; before any stamp the root is fully pinned.
-  return ctx.stamps.firstStampNonce === undefined || ctx.stamps.calibrated;
+  return ctx.replica.stamps.firstStampNonce === undefined || ctx.replica.stamps.calibrated;
 }
 
 export function isStamped(state: SessionState, tx: DevshardTx): boolean {
@@ -98,10 +91,10 @@ export async function composeAndPersist(
   extra: readonly EncodedTx[],
   options: ComposeOptions = {},
 ): Promise<Committed | undefined> {
-  await assertUsableAsync(ctx);
+  await ctx.guard.assertUsable();
   // A diff whose write-ahead has an unknown outcome owns its nonce until the store says otherwise.
-  if (ctx.unresolved) await resolveUnresolved(ctx);
-  const state = ctx.state;
+  if (ctx.replica.unresolved) await resolveUnresolved(ctx);
+  const state = ctx.replica.state;
   const nonce = state.latestNonce + 1n;
   const inReserve = state.phase === SessionPhase.Active && nonce > reserveStart(ctx);
   const offered: PendingEntry[] = ctx.pending
@@ -139,10 +132,7 @@ export async function composeAndPersist(
 
   if (options.requireTxs && composed.diff.txs.length === 0) {
     ctx.pending.remove(done);
-    persistRemoved(
-      ctx,
-      done.map((e) => e.key),
-    );
+    ctx.writes.delete(done.map((e) => e.key));
     return undefined;
   }
 
@@ -171,13 +161,15 @@ export async function composeAndPersist(
   ];
   const commit = (): Committed => {
     // Committed: from here on the diff exists and must eventually reach every host.
-    ctx.state = composed.state;
-    ctx.log.append(stored);
+    ctx.replica.adopt(stored, composed.state);
     ctx.pending.remove(done);
-    if (ctx.stamps.firstStampNonce === undefined && composed.diff.txs.some((t) => isStamped(state, t.tx))) {
-      ctx.stamps.firstStampNonce = nonce;
+    if (
+      ctx.replica.stamps.firstStampNonce === undefined &&
+      composed.diff.txs.some((t) => isStamped(state, t.tx))
+    ) {
+      ctx.replica.stamped(nonce);
     }
-    ctx.log.prunePayloads((id) => ctx.state.inferences.get(id)?.status === InferenceStatus.Pending);
+    ctx.replica.prunePayloads();
     scheduleSnapshot(ctx);
     const target = targetAddress(ctx, nonce);
     ctx.emit({
@@ -205,7 +197,7 @@ export async function composeAndPersist(
       // Refused: nothing was written, so what waited rides in the next write (the consumed keys
       // stay queued). Unknown: the identical append, with the same writes, is repeated before
       // anything else is composed (append.ts).
-      if (ctx.unresolved !== write) ctx.writes.restore(waiting);
+      if (ctx.replica.unresolved !== write) ctx.writes.restore(waiting);
       throw error;
     }
     return commit();
