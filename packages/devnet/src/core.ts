@@ -1,10 +1,11 @@
 // The typed object every devnet server and plugin works from: chain state, block clock, faults,
 // epochs, the mock model. One per devnet; nothing is module-level.
-import type { DirectSigningScheme, PrivateKey } from '@gonka-gateway/chain';
+import type { DirectSigningScheme } from '@gonka-gateway/chain';
 import type { BlockProducer } from './chain/block-producer.js';
 import type { ChainState } from './chain/state.js';
 import type { Faults } from './faults.js';
 import type { GovernanceModel } from './genesis.js';
+import type { HostIdentity } from './host/host-identity.js';
 import type { DevshardHosts } from './host/session-store.js';
 import type { MockModel } from './model/mock-model.js';
 import type { ConfirmationPocPhase } from './node/epoch-schedule.js';
@@ -14,17 +15,7 @@ export interface ConfirmationPocEvent {
   triggerHeight: bigint;
 }
 
-/** A network host as the devnet runs it. */
-export interface HostIdentity {
-  name: string;
-  address: string;
-  key: PrivateKey;
-  warmKey: PrivateKey;
-  weight: bigint;
-  models: readonly string[];
-  /** Base URL of the host's own server (`{inference_url}/v1/chat/completions`). */
-  inferenceUrl: string;
-}
+export type { HostIdentity } from './host/host-identity.js';
 
 export interface DevnetCore {
   chainId: string;

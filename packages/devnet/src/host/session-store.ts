@@ -6,8 +6,8 @@ import type { DevshardEscrowParams, PrivateKey } from '@gonka-gateway/chain';
 import { type ApplyContext, isDevshardError, sessionFromEscrow } from '@gonka-gateway/devshard';
 import type { ChainState } from '../chain/state.js';
 import type { EscrowRow } from '../chain/stores.js';
-import type { HostIdentity } from '../core.js';
 import type { HostClock } from './block-clock.js';
+import type { HostIdentity } from './host-identity.js';
 import { RecoveryCache } from './recovery-cache.js';
 import { HostSession } from './session.js';
 
