@@ -41,6 +41,7 @@ export { HostDirectory, type HostDirectoryOptions, type StoredCopyUse } from './
 export {
   NotOwnedError,
   type OwnedEscrowInfo,
+  type OwnedInferenceEvent,
   type OwnedInferenceResult,
   OwnedSessions,
   type OwnedSessionsOptions,

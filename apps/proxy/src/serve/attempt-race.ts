@@ -28,7 +28,12 @@ import {
   isSessionError,
   SessionErrorCode,
 } from '@gonka-gateway/devshard/session';
-import type { OwnedEscrowInfo, OwnedInferenceResult, OwnedSessions } from '@gonka-gateway/escrow-runtime';
+import type {
+  OwnedEscrowInfo,
+  OwnedInferenceEvent,
+  OwnedInferenceResult,
+  OwnedSessions,
+} from '@gonka-gateway/escrow-runtime';
 import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -274,37 +279,50 @@ class AttemptRace {
       escrow.maxTokensFloor !== undefined && i.reservation.maxTokens < escrow.maxTokensFloor
         ? escrow.maxTokensFloor
         : i.reservation.maxTokens;
-    this.deps.sessions
-      .infer(
-        escrow.escrowId,
-        {
-          body: new Uint8Array(i.body.buffer, i.body.byteOffset, i.body.byteLength),
-          model: i.model,
-          inputLength: i.reservation.inputTokens,
-          maxTokens,
-          // Hosts always stream (chat-policy.ts bodyForHost): deadlines see the answer start.
-          stream: true,
-          ...(avoid ? { avoid } : {}),
-        },
-        {
-          signal: attempt.control.signal,
-          onSent: (info) => this.#onSent(attempt, info),
-          onReceipt: (info) => this.#onReceipt(attempt, info.confirmed),
-          onChunk: (line) => this.#onChunk(attempt, line),
-          onDone: () => this.#onDone(attempt),
-        },
-      )
-      .then(
-        (result) => this.#onResult(attempt, result),
-        (error: unknown) => this.#onRefused(attempt, error),
-      );
+    const events = this.deps.sessions.inferenceEvents(
+      escrow.escrowId,
+      {
+        body: new Uint8Array(i.body.buffer, i.body.byteOffset, i.body.byteLength),
+        model: i.model,
+        inputLength: i.reservation.inputTokens,
+        maxTokens,
+        // Hosts always stream (chat-policy.ts bodyForHost): deadlines see the answer start.
+        stream: true,
+        ...(avoid ? { avoid } : {}),
+      },
+      { signal: attempt.control.signal },
+    );
+    void this.#follow(attempt, events);
     return true;
   }
 
-  #onSent(
-    a: Attempt,
-    info: { nonce: bigint; executor: string; burned: readonly { nonce: bigint; executor: string }[] },
-  ): void {
+  /** One attempt's events, read to the end: a dropped attempt's tail still brings its result. */
+  async #follow(a: Attempt, events: AsyncIterable<OwnedInferenceEvent>): Promise<void> {
+    for await (const event of events) {
+      switch (event.kind) {
+        case 'sent':
+          this.#onSent(a, event);
+          break;
+        case 'receipt':
+          this.#onReceipt(a, event.confirmed);
+          break;
+        case 'line':
+          this.#onChunk(a, event.line);
+          break;
+        case 'done':
+          this.#onDone(a);
+          break;
+        case 'result':
+          this.#onResult(a, event.result);
+          break;
+        case 'refused':
+          this.#onRefused(a, event.error);
+          break;
+      }
+    }
+  }
+
+  #onSent(a: Attempt, info: Extract<OwnedInferenceEvent, { kind: 'sent' }>): void {
     a.phase = 'sent';
     a.sentAt = performance.now();
     a.nonce = info.nonce;

@@ -43,6 +43,7 @@ import type { Sql } from 'postgres';
 import { type ActiveEscrow, recordEscrowFault } from '../claim/active-escrows.js';
 import type { ClaimTarget } from '../claim/claim-loop.js';
 import { EscrowLease, type LeaseLossReason } from '../lease/escrow-lease.js';
+import { type InferenceEvent, inferenceEvents } from './inference-events.js';
 import { PoolPublisher } from './pool-publisher.js';
 
 /** Session options the registry does not decide itself (clock, max_nonce, timeouts…). */
@@ -113,6 +114,8 @@ export interface OwnedSessionsOptions {
 export interface OwnedInferenceResult extends InferenceResult {
   readonly cut?: string;
 }
+
+export type OwnedInferenceEvent = InferenceEvent<OwnedInferenceResult>;
 
 export class NotOwnedError extends Error {
   override name = 'NotOwnedError';
@@ -297,6 +300,18 @@ export class OwnedSessions implements ClaimTarget {
       e.lastRequestAt = performance.now();
       this.#publishProgressSoon(e);
     }
+  }
+
+  /**
+   * infer() as a stream of typed events (inference-events.ts) ending with its `result` or `refused`:
+   * what the proxy's attempts consume.
+   */
+  inferenceEvents(
+    escrowId: bigint,
+    input: InferenceInput,
+    options: { readonly signal?: AbortSignal } = {},
+  ): AsyncGenerator<OwnedInferenceEvent, void, undefined> {
+    return inferenceEvents((handlers) => this.infer(escrowId, input, { ...handlers, ...options }));
   }
 
   async claim(escrow: ActiveEscrow): Promise<boolean> {
