@@ -1,4 +1,5 @@
-// The item of GET /v1/admin/devshards (spec §4 "item shape: not shown"; the README's choices table):
+// The item of GET /v1/admin/devshards (spec §4 "item shape: not shown"; the gateway choice is in
+// docs/gateway-spec.md §4):
 // the local record, the session head's durable nonce, the pool entry (owner, status — `held` while
 // in-flight reservations may bring a low balance back, upkeep/escrow-hold.ts —, balance estimate,
 // reserved, nonce ceiling and routing stop) and the latest create/settle tx hashes. Never a private
