@@ -225,6 +225,9 @@ describe('documented shell commands: run against ./start', () => {
 
   it('every runnable block exits 0, in document order, in one shell', async () => {
     const runnable = blocks.filter((b) => !b.skip);
+    const gwctlScript: string = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).scripts
+      .gwctl;
+    expect(gwctlScript).toMatch(/apps\/cli\/src\/main\.ts/);
     const edit = (code: string) =>
       code
         .replaceAll('127.0.0.1:18080', `127.0.0.1:${gatewayPort}`)
@@ -233,7 +236,18 @@ describe('documented shell commands: run against ./start', () => {
     const script = [
       'set -euo pipefail',
       // gwctl from the checkout, while the commands run in a scratch folder (backups land there).
-      `pnpm() { command pnpm --silent --dir ${JSON.stringify(REPO_ROOT)} "$@"; }`,
+      // `pnpm gwctl` runs the root package.json's gwctl script as pnpm runs a script (in the
+      // checkout, its node_modules/.bin first on PATH), without pnpm's own start-up for each of the
+      // documented commands; anything else goes to pnpm itself.
+      `gwctl_script=${JSON.stringify(gwctlScript)}`,
+      `pnpm() {
+        if [ "$1" = gwctl ]; then
+          shift
+          (cd ${JSON.stringify(REPO_ROOT)} && PATH=${JSON.stringify(join(REPO_ROOT, 'node_modules/.bin'))}:"$PATH" eval "$gwctl_script \\"\\$@\\"")
+        else
+          command pnpm --silent --dir ${JSON.stringify(REPO_ROOT)} "$@"
+        fi
+      }`,
       ...runnable.map((b) => `echo "@@block ${where(b)}"\n${edit(b.code)}`),
       'echo "@@done"',
     ].join('\n');

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { dropTestDatabase } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { freePort, REPO_ROOT, startProcess, waitForHttp } from '../support/gateway-process.js';
 
 const ADMIN = `sk-admin-${'ab'.repeat(24)}`;
@@ -34,10 +34,13 @@ afterAll(async () => {
   await Promise.all(createdDatabases.map(dropTestDatabase));
 });
 
-describe('configuration errors stop the process with one line', () => {
-  it.each([PROXY, CONTROLLER])(
+// Every test here starts its own processes on its own database, Redis prefix and ports, and most of
+// a test's time is a process starting up: the tests of each group run at the same time (with room
+// for the slower starts that brings on a busy machine).
+describe.concurrent('configuration errors stop the process with one line', { timeout: 60_000 }, () => {
+  it.for([PROXY, CONTROLLER])(
     '%s exits when neither DEVSHARDS_JSON nor DEVSHARD_ESCROW_ID is set',
-    async (entry) => {
+    async (entry, { expect }) => {
       const proc = startProcess(entry, { DEVSHARD_ADMIN_API_KEY: ADMIN });
       expect(await proc.exited).toBe(78);
       expect(proc.output().trim()).toBe(
@@ -46,7 +49,7 @@ describe('configuration errors stop the process with one line', () => {
     },
   );
 
-  it('names a bad private key without printing it', async () => {
+  it('names a bad private key without printing it', async ({ expect }) => {
     const bad = `0x${PRIVATE_KEY}`;
     const proc = startProcess(PROXY, { ...baseEnv(), DEVSHARD_PRIVATE_KEY: bad });
     expect(await proc.exited).toBe(78);
@@ -54,7 +57,7 @@ describe('configuration errors stop the process with one line', () => {
     expect(proc.output()).not.toContain(PRIVATE_KEY.slice(0, 12));
   });
 
-  it('reports an unreachable Redis without credentials', async () => {
+  it('reports an unreachable Redis without credentials', async ({ expect }) => {
     const env = {
       ...baseEnv(),
       DATABASE_URL: testDbServer,
@@ -66,15 +69,17 @@ describe('configuration errors stop the process with one line', () => {
     expect(proc.output()).not.toContain('s3cretpassw0rd');
   });
 
-  it('tells the operator to start the controller when the database does not exist yet', async () => {
+  it('tells the operator to start the controller when the database does not exist yet', async ({
+    expect,
+  }) => {
     const proc = startProcess(PROXY, baseEnv());
     expect(await proc.exited).toBe(69);
     expect(proc.output()).toContain('the database does not exist yet; start the controller');
   });
 });
 
-describe('controller and proxy', () => {
-  it('start on a fresh database, serve status and metrics, and exit 0 on SIGTERM', async () => {
+describe.concurrent('controller and proxy', { timeout: 60_000 }, () => {
+  it('start on a fresh database, serve status and metrics, and exit 0 on SIGTERM', async ({ expect }) => {
     const env = {
       ...baseEnv(),
       DEVSHARD_PORT: String(await freePort()),
@@ -103,7 +108,7 @@ describe('controller and proxy', () => {
     expect(controller.output()).not.toContain(ADMIN);
   });
 
-  it('two controllers starting at once migrate the database once', async () => {
+  it('two controllers starting at once migrate the database once', async ({ expect }) => {
     const env = baseEnv();
     const ports = [await freePort(), await freePort()];
     const controllers = ports.map((p) =>

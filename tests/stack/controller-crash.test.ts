@@ -24,8 +24,9 @@ describe('controller killed mid-flight (real processes, SIGKILL by pid)', () => 
   beforeAll(async () => {
     s = await startStack({
       proxies: 1,
-      // A tx outcome counts as unknown after 8 s of polling rather than 45 (chain-and-network.md §2.4).
-      env: { GATEWAY_TX_POLL_TIMEOUT_MS: '8000' },
+      // A tx outcome counts as unknown after 8 s of polling rather than 45 (chain-and-network.md §2.4),
+      // and a dead controller's job is run again within about 2 × 3 s rather than 2 × 15 s.
+      env: { GATEWAY_TX_POLL_TIMEOUT_MS: '8000', GATEWAY_JOB_LOCK_MS: '3000' },
       controllerChainRest: async (devnet) => {
         tap = await startChainTap(devnet.urls.chainRest);
         return tap.url;

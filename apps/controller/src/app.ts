@@ -104,6 +104,7 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     // One knob for "how soon a dead holder is replaced", escrow owners and the leader alike.
     leaderTtlMs: deps.config.proxy.leaseTtlMs,
     rotationTickMs: deps.config.controller.rotationTickMs,
+    jobLockMs: deps.config.controller.jobLockMs,
   });
   app.addHook('onClose', () => jobs.close());
   registerKeyMetrics(deps.registry, ctx, deps.config.userKeyHashes);

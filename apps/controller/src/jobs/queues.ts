@@ -64,10 +64,13 @@ export const DEFAULT_JOB_OPTIONS = {
 
 /**
  * Worker locks: a job whose controller died (SIGKILL, OOM) is seen as stalled and run again by a
- * live worker once its lock lapsed — within about lockDuration + stalledInterval (30 s here, BullMQ's
- * default is a minute). A live worker renews its lock every lockDuration / 2.
+ * live worker once its lock lapsed — within about lockDuration + stalledInterval (2 × 15 s by
+ * default, GATEWAY_JOB_LOCK_MS; BullMQ's default is a minute). A live worker renews its lock every
+ * lockDuration / 2.
  */
-export const WORKER_LOCKS = { lockDuration: 15_000, stalledInterval: 15_000 } as const;
+export function workerLocks(lockMs = 15_000): { lockDuration: number; stalledInterval: number } {
+  return { lockDuration: lockMs, stalledInterval: lockMs };
+}
 
 /** About every 30 s, like the other upkeep passes (spec §8). */
 export const RECONCILE_EVERY_MS = 30_000;

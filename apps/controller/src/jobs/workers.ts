@@ -37,7 +37,7 @@ import {
   ROTATION_EVENTS_PURGE_EVERY_MS,
   ROTATION_TICK_EVERY_MS,
   USAGE_PURGE_EVERY_MS,
-  WORKER_LOCKS,
+  workerLocks,
 } from './queues.js';
 import { reconcileOpenCommitments } from './reconcile-commitments.js';
 import { awaitSettleAttempt, flowAttempts, type SettleAttemptEnd, type SettleJobData } from './settle-run.js';
@@ -98,7 +98,14 @@ interface ScheduledJob {
 
 export async function startControllerJobs(
   ctx: ControllerContext,
-  options: { redisUrl: string; workers: boolean; leaderTtlMs: number; rotationTickMs?: number },
+  options: {
+    redisUrl: string;
+    workers: boolean;
+    leaderTtlMs: number;
+    rotationTickMs?: number;
+    /** GATEWAY_JOB_LOCK_MS (default 15 s). */
+    jobLockMs?: number;
+  },
 ): Promise<ControllerJobs> {
   // Named after the controller, so CLIENT LIST shows whose they are.
   const open = () => openRedis(options.redisUrl, { name: `controller-bullmq:${ctx.controllerId}` });
@@ -299,7 +306,7 @@ export async function startControllerJobs(
     concurrency,
     // Stored on each job it processes (job.processedBy) and listed by Queue.getWorkers().
     name: ctx.controllerId,
-    ...WORKER_LOCKS,
+    ...workerLocks(options.jobLockMs),
   });
   const watch = (w: Worker) =>
     w.on('failed', (job, err) =>

@@ -78,6 +78,8 @@ export interface GatewayConfig {
     rotationTickMs: number;
     /** How long a broadcast tx's hash is polled before its outcome is unknown (chain-and-network.md §2.4). */
     txPollTimeoutMs: number;
+    /** BullMQ worker lock and stalled-job check period (jobs/queues.ts workerLocks). */
+    jobLockMs: number;
     /** Room kept before a settle window closes for finalize and the settle tx (upkeep/retire-by.ts). */
     settleMarginMs: number;
   };
@@ -215,6 +217,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       url: read(env, 'GATEWAY_CONTROLLER_URL') ?? `http://127.0.0.1:${controllerPort}`,
       rotationTickMs: must(read(env, 'GATEWAY_ROTATION_TICK_MS')),
       txPollTimeoutMs: must(read(env, 'GATEWAY_TX_POLL_TIMEOUT_MS')),
+      jobLockMs: must(read(env, 'GATEWAY_JOB_LOCK_MS')),
       settleMarginMs: must(read(env, 'GATEWAY_SETTLE_MARGIN_MS')),
     },
     encryptionKey: encryptionKeyHex === undefined ? undefined : Buffer.from(encryptionKeyHex, 'hex'),

@@ -280,6 +280,12 @@ export const VARIABLES = {
       "How long (ms) the controller polls a broadcast transaction's hash before its outcome counts as unknown (chain-and-network.md §2.4: every 2 s for up to ~45 s); an unknown outcome is reconciled by hash later, never sent again. Shorter: an admin call answers 504 sooner when the tx index is slow.",
     parse: positiveInt,
   }),
+  GATEWAY_JOB_LOCK_MS: spec({
+    default: '15000',
+    meaning:
+      "Lock (ms) a controller's job worker holds on the job it runs, renewed every half of it, and the period of the check for jobs whose lock lapsed: a job of a controller that died is run again by a live one within about twice this. Shorter: faster recovery after a crash, more Redis traffic.",
+    parse: positiveInt,
+  }),
   GATEWAY_ROTATION_TICK_MS: spec({
     default: '15000',
     meaning:
