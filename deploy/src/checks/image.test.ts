@@ -1,4 +1,4 @@
-// deploy/Dockerfile without a Docker engine: its shape is checked (node:20-slim, multi-stage,
+// deploy/Dockerfile without a Docker engine: its shape is checked (node:24-slim, multi-stage,
 // non-root, entrypoints), then its build, prod-deps and runtime stages are replayed on this host in
 // temp dirs — the same manifests, the build stage's own lines on a build context filtered by
 // Dockerfile.dockerignore (installs offline, from the local store), the same `pnpm install --prod`
@@ -104,8 +104,8 @@ afterAll(async () => {
 });
 
 describe('deploy/Dockerfile', () => {
-  it('is multi-stage on node:20-slim and runs as the unprivileged node user', () => {
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-slim$/m);
+  it('is multi-stage on node:24-slim and runs as the unprivileged node user', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
     expect(stages.map((s) => s.name)).toEqual(['base', 'build', 'prod-deps', 'runtime']);
     expect(stages[0]!.image).toBe(NODE_IMAGE_ARG);
     expect(stages[3]!.image).toBe(NODE_IMAGE_ARG);
