@@ -7,7 +7,7 @@
 // `pnpm bench:faults` measures the defaults.
 import { liftQuarantine, readHostHealth } from '@gonka-gateway/shared';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMIN_KEY,
   type InProcessReplica,
@@ -137,8 +137,13 @@ describe('one minority participant misbehaves', () => {
     expect(results.filter((r) => r.ok).every((r) => r.devshardId === stack.escrows[0]!.id.toString())).toBe(
       true,
     );
-    // The host was tried, failed, was quarantined fleet-wide, and its later nonces were burned.
-    await new Promise((r) => setTimeout(r, 400));
+    // The host was tried, failed, was quarantined fleet-wide, and its later nonces were burned — as
+    // the replica's next health syncs (every 200 ms here) bring its counts to Redis.
+    const grew = (r: Awaited<ReturnType<typeof recordOf>>) =>
+      r !== undefined &&
+      r.timesQuarantined > (counted?.timesQuarantined ?? 0) &&
+      r.counters.burned_nonces > (counted?.counters.burned_nonces ?? 0);
+    await expect.poll(async () => grew(await recordOf(faulty)), { timeout: 5_000 }).toBe(true);
     const record = (await recordOf(faulty))!;
     const added = (name: keyof typeof record.counters) =>
       record.counters[name] - (counted?.counters[name] ?? 0);
@@ -146,7 +151,12 @@ describe('one minority participant misbehaves', () => {
     expect(record.timesQuarantined).toBeGreaterThan(counted?.timesQuarantined ?? 0);
     expect(added('burned_nonces')).toBeGreaterThan(0);
     expect(await nonce()).toBeGreaterThan(before + 16n);
-    // The next mode starts from a healthy host: the operator's lift reaches the replica.
+  });
+
+  // The next mode starts from a healthy host, whatever the last one ended with: the operator's lift
+  // reaches the replica.
+  afterEach(async () => {
+    if ((await recordOf(faulty))?.state === 'healthy') return;
     await liftQuarantine(stack.redis.redis, stack.keys, faulty);
     await waitFor('the lift adopted', async () => (await recordOf(faulty))?.state === 'healthy');
     await new Promise((r) => setTimeout(r, 400));
