@@ -4,8 +4,10 @@
 // 3. the controller (creates and migrates the database), then two proxy replicas, as their own
 //    processes, behind HAProxy on the spec's {gateway_url} 127.0.0.1:18080 (load-balancer.ts); one
 //    replica on that port instead when haproxy is missing and cannot be installed;
-// 4. the demo escrow for the default model through the admin API (demo-escrow.ts), and snippets to
-//    try it (chat-snippets.ts: curl, curl streamed, Python and Node `openai`);
+// 4. the demo escrows for the default model through the admin API (demo-escrow.ts), one per proxy
+//    replica so each serves the model itself and nothing is forwarded between them in steady state
+//    (architecture §2.4), and snippets to try it (chat-snippets.ts: curl, curl streamed, Python and
+//    Node `openai`);
 // 5. a process that dies is logged and restarted after a moment (restart-policy.ts);
 // 6. Ctrl-C (or SIGTERM) drains and stops all of it, haproxy included.
 import { mkdirSync } from 'node:fs';
@@ -13,7 +15,7 @@ import { join } from 'node:path';
 import { createChainClient, PrivateKey } from '@gonka-gateway/chain';
 import { devnetOptionsFromEnv, GNK, QWEN_MODEL, startDevnet } from '@gonka-gateway/devnet';
 import { chatSnippets, formatChatSnippets } from './chat-snippets.js';
-import { ensureDemoEscrow } from './demo-escrow.js';
+import { type DemoEscrows, ensureDemoEscrows } from './demo-escrow.js';
 import { loadOrCreateDevEnv } from './dev-env.js';
 import {
   clearRedisPrefix,
@@ -157,6 +159,7 @@ function startReplica(i: number, port: string): { proxy: Supervised; port: strin
 
 const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
 let replicas: { proxy: Supervised; port: string }[] = [];
+let demo: DemoEscrows = { escrows: [], spread: false };
 try {
   say('starting the controller…');
   const controller = startChild('controller', 'apps/controller/src/main.ts', {
@@ -189,23 +192,26 @@ try {
     });
     await waitForHttp(`${gatewayUrl}/readyz`, { child: lb.child, output: lb.output } as TsProcess);
   }
-  await ensureDemoEscrow({
-    gatewayUrl,
-    adminKey: secrets.DEVSHARD_ADMIN_API_KEY!,
-    chainId: devnet.chainId,
-    chain: createChainClient({
-      chainRest: gatewayEnv.DEVSHARD_CHAIN_REST!,
-      chainRpc: devnet.urls.chainRpc,
-      publicApi: gatewayEnv.DEVSHARD_PUBLIC_API!,
-      timeoutMs: 10_000,
-    }),
-    creator: PrivateKey.fromHex(secrets.DEVSHARD_PRIVATE_KEY!).address,
-    modelId,
-    amount: escrowAmount,
-    replicaUrls: replicas.map((r) => `http://127.0.0.1:${r.port}`),
-    userKey: secrets.DEVSHARD_API_KEYS!.split(',')[0]!.trim(),
-    say,
-  });
+  demo = await ensureDemoEscrows(
+    {
+      gatewayUrl,
+      adminKey: secrets.DEVSHARD_ADMIN_API_KEY!,
+      chainId: devnet.chainId,
+      chain: createChainClient({
+        chainRest: gatewayEnv.DEVSHARD_CHAIN_REST!,
+        chainRpc: devnet.urls.chainRpc,
+        publicApi: gatewayEnv.DEVSHARD_PUBLIC_API!,
+        timeoutMs: 10_000,
+      }),
+      creator: PrivateKey.fromHex(secrets.DEVSHARD_PRIVATE_KEY!).address,
+      modelId,
+      amount: escrowAmount,
+      replicaUrls: replicas.map((r) => `http://127.0.0.1:${r.port}`),
+      userKey: secrets.DEVSHARD_API_KEYS!.split(',')[0]!.trim(),
+      say,
+    },
+    replicas.length,
+  );
 } catch (err) {
   say(`start failed: ${err instanceof Error ? err.message : String(err)}`);
   await stopAll(1);
@@ -214,9 +220,15 @@ try {
 const creator = PrivateKey.fromHex(secrets.DEVSHARD_PRIVATE_KEY!).address;
 const userKey = secrets.DEVSHARD_API_KEYS!.split(',')[0]!.trim();
 const replicaLine = replicas.map((r) => `:${r.port}`).join(' and ');
+const demoIds = demo.escrows.map((e) => e.escrowId).join(', ');
+const escrowLine =
+  replicas.length === 1
+    ? `${demoIds} (${modelId})`
+    : `${demoIds} (${modelId}), ${demo.spread ? 'one per replica: requests are served where they land' : 'not yet one per replica: some requests are forwarded to the owner'}`;
 say(`
 gateway ready on the devnet (chain id ${devnet.chainId})
   gateway           ${gatewayUrl}   ${balancer ? `haproxy → proxy replicas on ${replicaLine}` : 'one proxy replica (no load balancer)'}
+  demo escrows      ${escrowLine}
   controller        http://127.0.0.1:${controllerPort}    metrics: GET /metrics on every process
   API reference     http://127.0.0.1:${controllerPort}/docs (OpenAPI document: /openapi.json)
   devnet            chain REST ${devnet.urls.chainRest}, RPC ${devnet.urls.chainRpc}, node ${devnet.urls.node}

@@ -236,9 +236,12 @@ export function createProxyMetrics(
         this.set(inFlight);
       },
     }),
+    // Each answered chat request is in requests_total once, on the replica that served it (a
+    // forwarding replica serves nothing), so the fleet's forwarded share is
+    // sum(forwarded_requests_total) / sum(requests_total), the rest served where they landed.
     forwarded: new Counter({
       name: `${METRIC_PREFIX}forwarded_requests_total`,
-      help: 'Chat requests forwarded to the owner replica.',
+      help: 'Chat requests forwarded to the owner replica, once each (served there, counted in its requests_total).',
       registers,
     }),
     retries: new Counter({

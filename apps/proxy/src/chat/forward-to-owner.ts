@@ -185,10 +185,11 @@ export function forwardToOwner(
     });
   }
   account.forwarded();
+  // Once per request, not per owner tried: the forwarded share is this over requests_total.
+  deps.metrics.forwarded.inc();
   const ticket = account.ticket;
-  const send = (target: string, r: FastifyReply): FastifyReply => {
-    deps.metrics.forwarded.inc();
-    return r.from(`${target}${request.url}`, {
+  const send = (target: string, r: FastifyReply): FastifyReply =>
+    r.from(`${target}${request.url}`, {
       // With a content type, reply-from sends the bytes as they are (no JSON.stringify).
       body: plan.clientBody,
       contentType: 'application/json',
@@ -217,7 +218,6 @@ export function forwardToOwner(
       // The owner does not know this replica's rate-limit state: its headers are added here.
       rewriteHeaders: (h) => ({ ...h, ...plan.headers }),
     });
-  };
   return send(url, reply);
 }
 

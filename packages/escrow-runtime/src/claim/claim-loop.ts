@@ -11,10 +11,19 @@
 // short grace (announcedGraceMs) any replica claims it beyond the share, the way an overdue escrow
 // is claimed, so a miscounted directory cannot keep it waiting for overdueAfterMs. The first lease
 // taken wins (SET NX); the fair share rebalances later, one escrow per pass.
+//
+// Escrows are spread so each fresh live replica owns one of every model it serves when there are
+// enough (fair-share.ts): a replica that owns more of a model than a fresh peer leaves an unowned
+// escrow of it to that peer for spreadDeferMs (default one pass period, so the peer's own next pass
+// finds it), then claims it anyway. When that happens the model is held for spreadHoldMs: claimed
+// without deferral and never handed back to a peer, so a peer that cannot serve the model costs one
+// wait, not a drain every few passes. A takeover after a replica died is not slowed: a dead replica
+// stops refreshing its directory entry and is no peer (ReplicaDirectory.entries).
 import { performance } from 'node:perf_hooks';
 import type { RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
 import type { Sql } from 'postgres';
+import { parseLeaseValue } from '../lease/escrow-lease.js';
 import { type ActiveEscrow, readActiveEscrows } from './active-escrows.js';
 import { planClaims } from './fair-share.js';
 import type { ReplicaDirectory } from './replica-directory.js';
@@ -49,6 +58,13 @@ export interface ClaimLoopOptions {
    * it beyond the share (default 250 ms).
    */
   readonly announcedGraceMs?: number;
+  /**
+   * How long an unowned escrow is left to a fresh peer owning fewer of its model before this replica
+   * claims it anyway (default everyMs: every peer running the same period has had a pass).
+   */
+  readonly spreadDeferMs?: number;
+  /** After a peer did not take a deferred escrow, how long its model is claimed without deferral (default 5 min). */
+  readonly spreadHoldMs?: number;
   readonly onError?: (error: Error) => void;
 }
 
@@ -58,11 +74,14 @@ export interface ClaimPassResult {
 }
 
 export const ANNOUNCED_GRACE_MS = 250;
+export const SPREAD_HOLD_MS = 300_000;
 
 export class ClaimLoop {
   readonly #o: ClaimLoopOptions;
   readonly #unownedSince = new Map<bigint, number>();
   readonly #releasing = new Set<bigint>();
+  /** Models whose deferred escrow no peer took, until when (performance.now()): no spreading. */
+  readonly #held = new Map<string, number>();
   /** The active escrows of the last pass: an announcement of one of these starts nothing. */
   #known: ReadonlySet<bigint> = new Set();
   /** Escrows announced while not known as active, and when (performance.now()). */
@@ -71,7 +90,10 @@ export class ClaimLoop {
   #running: Promise<unknown> | undefined;
   /** An announcement arrived during a pass: the next one starts as soon as it ends. */
   #again = false;
-  /** When the next pass is due for an announced escrow whose grace runs out (performance.now()). */
+  /**
+   * When the next pass is due for an announced escrow whose grace runs out, or a deferred escrow
+   * whose spread deferral does (performance.now()).
+   */
   #graceEndsAt = Number.POSITIVE_INFINITY;
   #stopped = false;
   readonly #onMessage = (channel: string, message: string): void => {
@@ -121,7 +143,10 @@ export class ClaimLoop {
     // Announced before this read, so visible in it (the controller publishes after its commit).
     const announced = new Map(this.#announced);
     const escrows = await readActiveEscrows(sql);
-    const replicas = await directory.live();
+    const replicas = await directory.entries();
+    const peers = replicas
+      .filter((r) => r.fresh && r.replicaId !== directory.replicaId)
+      .map((r) => r.replicaId);
     const liveReplicas = Math.max(
       1,
       replicas.length + (replicas.some((r) => r.replicaId === directory.replicaId) ? 0 : 1),
@@ -131,6 +156,11 @@ export class ClaimLoop {
     const leases = ids.length > 0 ? await redis.mget(...ids.map((id) => keys.escrowLease(id))) : [];
     const mine = target.owned();
     const leased = new Set(ids.filter((id, i) => leases[i] !== null || mine.has(id)));
+    const leaseOwners = new Map<bigint, string>();
+    ids.forEach((id, i) => {
+      const owner = leases[i] ? parseLeaseValue(leases[i]!)?.replicaId : undefined;
+      if (owner !== undefined) leaseOwners.set(id, owner);
+    });
     const free = ids.filter((id) => !leased.has(id));
     const statuses =
       free.length > 0 ? await Promise.all(free.map((id) => redis.hget(keys.poolEscrow(id), 'status'))) : [];
@@ -141,6 +171,9 @@ export class ClaimLoop {
     for (const id of [...this.#unownedSince.keys()])
       if (leased.has(id) || !ids.includes(id)) this.#unownedSince.delete(id);
     for (const id of free) if (!this.#unownedSince.has(id)) this.#unownedSince.set(id, now);
+    const spreadDefer = this.#o.spreadDeferMs ?? this.#o.everyMs ?? 500;
+    const due = new Set(free.filter((id) => now - this.#unownedSince.get(id)! >= spreadDefer));
+    for (const [model, until] of [...this.#held]) if (until <= now) this.#held.delete(model);
     const grace = this.#o.announcedGraceMs ?? ANNOUNCED_GRACE_MS;
     const overdue = new Set(
       free.filter((id) => {
@@ -165,7 +198,15 @@ export class ClaimLoop {
       leased,
       faulted,
       overdue,
+      peers,
+      leaseOwners,
+      due,
+      held: new Set(this.#held.keys()),
     });
+    // A deferred escrow gets a pass when its deferral runs out.
+    for (const id of plan.deferred) {
+      this.#graceEndsAt = Math.min(this.#graceEndsAt, this.#unownedSince.get(id)! + spreadDefer);
+    }
     const released: bigint[] = [];
     for (const id of plan.release) {
       if (this.#releasing.has(id)) continue;
@@ -178,14 +219,18 @@ export class ClaimLoop {
         .finally(() => this.#releasing.delete(id));
     }
     const claimed: bigint[] = [];
-    for (const { want, escrows: candidates } of plan.claim) {
+    for (const { modelId, want, escrows: candidates, afterDeferral } of plan.claim) {
       let got = 0;
       for (const escrow of candidates) {
         if (got >= want || this.#stopped) break;
+        if (claimed.includes(escrow.escrowId)) continue;
         if (await target.claim(escrow)) {
           got++;
           claimed.push(escrow.escrowId);
           this.#unownedSince.delete(escrow.escrowId);
+          // The peer it was left to did not take it: no spreading of this model for a while.
+          if (afterDeferral)
+            this.#held.set(modelId, performance.now() + (this.#o.spreadHoldMs ?? SPREAD_HOLD_MS));
         }
       }
     }

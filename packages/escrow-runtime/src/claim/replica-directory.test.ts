@@ -1,6 +1,6 @@
 // The replica directory against a real (private) redis-server: replicas are listed from one sorted set
-// and one hash under the key prefix (no keyspace SCAN), a replica that stops refreshing disappears
-// and its entries are pruned, a short TTL never cuts a longer one, and a FLUSHALL or a restart of
+// and one hash under the key prefix (no keyspace SCAN), a replica that stops refreshing is no longer
+// fresh, then disappears and its entries are pruned, a short TTL never cuts a longer one, and a FLUSHALL or a restart of
 // Redis heals by the replicas' next refresh.
 import { closeRedis, openRedis, type RedisKeys, redisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
@@ -86,6 +86,24 @@ describe('ReplicaDirectory', () => {
     expect(await redis.hexists(keys.replicaUrls, 'dead')).toBe(0);
     // The registration of the longest TTL sets how long the keys live.
     expect(await redis.pttl(keys.replicas)).toBeGreaterThan(1_000);
+  });
+
+  it('marks a replica fresh while it refreshes, and no longer once it missed its refreshes', async () => {
+    freshKeys();
+    const running = directory('running', 900);
+    const stopped = directory('stopped', 900);
+    try {
+      await running.start(); // refreshes every 300 ms
+      await stopped.register(); // never again
+      const fresh = async () => (await running.entries()).filter((r) => r.fresh).map((r) => r.replicaId);
+      expect(await fresh()).toEqual(['running', 'stopped']);
+      // Past half its TTL without a refresh: still listed, but no longer fresh.
+      await new Promise((r) => setTimeout(r, 550));
+      expect(await ids(running)).toEqual(['running', 'stopped']);
+      expect(await fresh()).toEqual(['running']);
+    } finally {
+      await running.stop();
+    }
   });
 
   it('a fleet that is gone leaves no keys behind', async () => {

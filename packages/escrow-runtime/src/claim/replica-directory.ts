@@ -47,21 +47,27 @@ keepAtLeast(KEYS[1], ttl)
 keepAtLeast(KEYS[2], ttl)
 return 1`;
 
-/** KEYS: replicas zset, replica-urls hash. Drops expired entries; returns [id, url, id, url, …]. */
+/**
+ * KEYS: replicas zset, replica-urls hash. Drops expired entries; returns [id, url, ms left, …] (ms
+ * left: until the entry expires, by Redis's clock).
+ */
 const LIVE = `${NOW}
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
 if #expired > 0 then
   redis.call('ZREM', KEYS[1], unpack(expired))
   redis.call('HDEL', KEYS[2], unpack(expired))
 end
-local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
-if #ids == 0 then return {} end
+local entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+if #entries == 0 then return {} end
+local ids = {}
+for i = 1, #entries, 2 do ids[#ids + 1] = entries[i] end
 local urls = redis.call('HMGET', KEYS[2], unpack(ids))
 local out = {}
 for i, id in ipairs(ids) do
   if urls[i] then
     out[#out + 1] = id
     out[#out + 1] = urls[i]
+    out[#out + 1] = tostring(math.floor(tonumber(entries[2 * i]) - now))
   end
 end
 return out`;
@@ -100,10 +106,22 @@ export class ReplicaDirectory {
 
   /** Every replica whose registration has not expired (this one included once registered). */
   async live(): Promise<LiveReplica[]> {
-    const { redis, keys } = this.#o;
+    return (await this.entries()).map(({ replicaId, url }) => ({ replicaId, url }));
+  }
+
+  /**
+   * live() with each entry's freshness. A live replica refreshes every TTL/3, so its entry always
+   * has more than half this replica's TTL left; one that stopped refreshing (killed, paused) drops
+   * below that long before its entry expires and its leases run out. The claim loop spreads escrows
+   * only toward fresh replicas, so a dead one never delays a takeover.
+   */
+  async entries(): Promise<(LiveReplica & { readonly fresh: boolean })[]> {
+    const { redis, keys, ttlMs } = this.#o;
     const flat = (await redis.eval(LIVE, 2, keys.replicas, keys.replicaUrls)) as string[];
-    const replicas: LiveReplica[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) replicas.push({ replicaId: flat[i]!, url: flat[i + 1]! });
+    const replicas: (LiveReplica & { fresh: boolean })[] = [];
+    for (let i = 0; i + 2 < flat.length; i += 3) {
+      replicas.push({ replicaId: flat[i]!, url: flat[i + 1]!, fresh: Number(flat[i + 2]) > ttlMs / 2 });
+    }
     return replicas.sort((a, b) => (a.replicaId < b.replicaId ? -1 : a.replicaId > b.replicaId ? 1 : 0));
   }
 
