@@ -166,7 +166,9 @@ export interface SessionStore {
   /**
    * The write-ahead of architecture §2.3. Succeeds when the token is current and `diff.nonce` =
    * last + 1, storing the diff (and its payload) and `writes` in the same transaction — on Postgres
-   * one statement, the one round trip a chat request makes before its host is called.
+   * one statement, the one round trip a chat request makes before its host is called (a statement
+   * other sessions' appends may share, each with its own fencing check: it resolves only once that
+   * statement has returned, and a refusal of its check fails it alone).
    * Appending a diff identical (txs, user signature, post_state_root) to the one stored at its nonce
    * is a no-op success that writes nothing (the call that stored it stored its writes too), so an
    * ambiguous commit is resolved by repeating the call; any other nonce gives `nonce_conflict`.

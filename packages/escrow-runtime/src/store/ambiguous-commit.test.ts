@@ -90,6 +90,41 @@ describe('ambiguous commit', () => {
     expect((await direct.load(ESCROW))?.lastNonce).toBe(3n);
   });
 
+  it('reports a lost reply to a shared statement to each of its writes, each resolved by repeating it', async () => {
+    const ids = ['4401', '4402', '4403'];
+    const tokens = await Promise.all(
+      ids.map(async (id) => {
+        await store.create({ ...record, escrowId: id, escrow: { ...record.escrow, escrowId: BigInt(id) } });
+        return (await store.acquire(id)).fencingToken;
+      }),
+    );
+    // Only the statement that carries several write-aheads (group commit) is cut.
+    const cut = proxy.cutAtCommit(/with ordinality as i\(escrow_id, nonce/);
+    // The first goes alone; the other two wait for it and share the next statement.
+    const results = await Promise.all(
+      ids.map((id, i) =>
+        store.appendDiff(id, diffAt(1n, 10 + i), tokens[i]!).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      ),
+    );
+    await cut;
+    expect(results[0]).toBeUndefined();
+    for (const failure of results.slice(1)) {
+      expect(failure).toBeInstanceOf(Error);
+      expect(isSessionStoreError(failure)).toBe(false);
+    }
+    // Both committed; repeating each identical append is a no-op, another diff is refused.
+    for (const [i, id] of ids.entries()) {
+      expect((await direct.load(id))?.lastNonce).toBe(1n);
+      await store.appendDiff(id, diffAt(1n, 10 + i), tokens[i]!);
+      await expect(store.appendDiff(id, diffAt(1n, 99), tokens[i]!)).rejects.toMatchObject({
+        code: 'nonce_conflict',
+      });
+    }
+  });
+
   it('leaves pending txs and tokens safe to retry when the reply to their commit is lost', async () => {
     const id = '4343';
     await store.create({ ...record, escrowId: id, escrow: { ...record.escrow, escrowId: 4343n } });
@@ -122,6 +157,6 @@ describe('ambiguous commit', () => {
       code: 'stale_token',
     });
     await store.appendDiff(id, diffAt(1n, 1), retried.fencingToken);
-    expect(proxy.cuts).toBe(3);
+    expect(proxy.cuts).toBe(4);
   });
 });

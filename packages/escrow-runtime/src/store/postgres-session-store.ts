@@ -6,6 +6,13 @@
 // so it fences every older writer at once, and no two writers can both store a diff for one nonce
 // (§2.3). Raw SQL through postgres.js: these conditional writes read best as the statements Postgres
 // runs.
+//
+// Group commit (group-commit.ts, on by default): appendDiff and saveWrites calls of all sessions of
+// the process that arrive while a statement of their kind is in flight share the next statement,
+// each write with its own fencing check in it (one escrow per write, so a write whose check fails
+// only drops out: the others commit, and it is then decided alone exactly as a lone write whose
+// one-statement attempt found the condition false). A call resolves only after the statement that
+// carried it returned, so the write-ahead rule (§2.3: durable before it is sent) holds per write.
 import type { PayloadWire } from '@gonka-gateway/devshard';
 import {
   type SessionRecord,
@@ -28,6 +35,7 @@ import {
   txsBlob,
 } from './diff-rows.js';
 import { fixedStatement } from './fixed-statement.js';
+import { type Carried, GroupCommit } from './group-commit.js';
 import { recordFromJson, recordToJson } from './record-json.js';
 
 // Not (yet) re-exported by the devshard index; derived here rather than widening its public face.
@@ -170,12 +178,203 @@ const SAVE_WRITES = fixedStatement`
 const LOCKED_WRITES = fixedStatement`
   with head as (select ${'escrowId'}::numeric as escrow_id), ${WRITES} select 1`;
 
+/**
+ * The CTEs of SessionWrites for a statement that carries the writes of several sessions (group
+ * commit, group-commit.ts): WRITES with every row tagged by its write's position (`ord`, 1-based)
+ * in the statement, read against a `head` CTE of (escrow_id, ord) defined before them that holds
+ * only the writes whose fencing check passed; a write missing from `head` writes nothing. Per
+ * write the rules of WRITES hold unchanged (a key both added and deleted is left out of the insert).
+ */
+const BATCH_WRITES = fixedStatement`added as (
+    insert into session_pending_txs (escrow_id, dedup_key, tx)
+    select head.escrow_id, t.dedup_key, decode(t.hex, 'hex')
+    from unnest(${'addOrd'}::text[]::bigint[], ${'addKeys'}::text[], ${'addHex'}::text[])
+      with ordinality as t(ord, dedup_key, hex, seq)
+    join head on head.ord = t.ord
+    where not exists (
+      select 1 from unnest(${'deleteOrd'}::text[]::bigint[], ${'deleteKeys'}::text[]) as d(ord, dedup_key)
+      where d.ord = t.ord and d.dedup_key = t.dedup_key)
+    order by t.seq
+    on conflict (escrow_id, dedup_key) do nothing
+  ), deleted as (
+    delete from session_pending_txs p
+    using head, unnest(${'deleteOrd'}::text[]::bigint[], ${'deleteKeys'}::text[]) as d(ord, dedup_key)
+    where head.ord = d.ord and p.escrow_id = head.escrow_id and p.dedup_key = d.dedup_key
+  ), pruned as (
+    delete from session_payloads p
+    using head, unnest(${'pruneOrd'}::text[]::bigint[], ${'prune'}::text[]) as x(ord, inference_id)
+    where head.ord = x.ord and p.escrow_id = head.escrow_id and p.inference_id = x.inference_id::numeric
+  ), progress as (
+    insert into session_host_progress (escrow_id, host_address, synced_nonce)
+    select head.escrow_id, h.address, h.nonce::numeric
+    from head join unnest(${'hostOrd'}::text[]::bigint[], ${'hostAddresses'}::text[], ${'hostNonces'}::text[])
+      as h(ord, address, nonce) on h.ord = head.ord
+    on conflict (escrow_id, host_address) do update
+      set synced_nonce = greatest(session_host_progress.synced_nonce, excluded.synced_nonce),
+          updated_at = now()
+  ), signed as (
+    insert into session_state_signatures (escrow_id, nonce, slot_id, signature)
+    select head.escrow_id, s.nonce::numeric, s.slot_id::int, decode(s.hex, 'hex')
+    from head join unnest(${'signatureOrd'}::text[]::bigint[], ${'signatureNonces'}::text[],
+      ${'signatureSlots'}::text[], ${'signatureHex'}::text[]) as s(ord, nonce, slot_id, hex) on s.ord = head.ord
+    on conflict (escrow_id, nonce, slot_id) do nothing
+  )`;
+
+type BatchWriteName = (typeof BATCH_WRITES.names)[number];
+
+/** The parameters of BATCH_WRITES: writeValues of each write, rows tagged with its position. */
+function batchWriteValues(all: readonly SessionWrites[]): Record<BatchWriteName, string[]> {
+  const v: Record<BatchWriteName, string[]> = {
+    addOrd: [],
+    addKeys: [],
+    addHex: [],
+    deleteOrd: [],
+    deleteKeys: [],
+    pruneOrd: [],
+    prune: [],
+    hostOrd: [],
+    hostAddresses: [],
+    hostNonces: [],
+    signatureOrd: [],
+    signatureNonces: [],
+    signatureSlots: [],
+    signatureHex: [],
+  };
+  all.forEach((writes, i) => {
+    const ord = String(i + 1);
+    const w = writeValues(writes);
+    const tag = (column: string[], rows: readonly string[]) => {
+      for (let k = 0; k < rows.length; k++) column.push(ord);
+    };
+    tag(v.addOrd, w.addKeys);
+    v.addKeys.push(...w.addKeys);
+    v.addHex.push(...w.addHex);
+    tag(v.deleteOrd, w.deleteKeys);
+    v.deleteKeys.push(...w.deleteKeys);
+    tag(v.pruneOrd, w.prune);
+    v.prune.push(...w.prune);
+    tag(v.hostOrd, w.hostAddresses);
+    v.hostAddresses.push(...w.hostAddresses);
+    v.hostNonces.push(...w.hostNonces);
+    tag(v.signatureOrd, w.signatureNonces);
+    v.signatureNonces.push(...w.signatureNonces);
+    v.signatureSlots.push(...w.signatureSlots);
+    v.signatureHex.push(...w.signatureHex);
+  });
+  return v;
+}
+
+/**
+ * APPEND_IF_NEXT for several sessions in one statement (group commit): each write's head moves from
+ * nonce − 1 to nonce only when its own token is current, and its diff, payload and carried writes
+ * are written only when it did; the others' rows commit regardless (one escrow per write, so a
+ * fenced-out or behind write only drops out of `head`). `locked` takes the head rows' locks in
+ * escrow order before any is updated, as BATCH_SAVE_WRITES does, so two such statements never wait
+ * for each other in a cycle. Returns the positions of the writes that were applied.
+ */
+const BATCH_APPEND_IF_NEXT = fixedStatement`
+  with input as (
+    select * from unnest(${'escrowIds'}::text[], ${'nonces'}::text[], ${'tokens'}::text[],
+      ${'txs'}::text[], ${'userSigs'}::text[], ${'postStateRoots'}::text[], ${'roots'}::text[],
+      ${'warmKeys'}::text[], ${'hasPayload'}::text[], ${'prompts'}::text[], ${'models'}::text[],
+      ${'inputLengths'}::text[], ${'maxTokens'}::text[], ${'startedAts'}::text[])
+      with ordinality as i(escrow_id, nonce, token, txs, user_sig, post_state_root, root, warm_keys,
+        has_payload, prompt, model, input_length, max_tokens, started_at, ord)
+  ), head as (
+    update session_heads h set last_nonce = i.nonce::numeric, updated_at = now()
+    from input i, (
+      select escrow_id from session_heads
+      where escrow_id = any(${'escrowIds'}::text[]::numeric[])
+      order by escrow_id for no key update
+    ) locked
+    where h.escrow_id = locked.escrow_id and h.escrow_id = i.escrow_id::numeric
+      and h.fencing_token = i.token::bigint and h.last_nonce = i.nonce::numeric - 1
+    returning h.escrow_id, i.ord
+  ), diff as (
+    insert into session_diffs
+      (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
+    select head.escrow_id, i.nonce::numeric, decode(i.txs, 'hex'), decode(i.user_sig, 'hex'),
+      decode(i.post_state_root, 'hex'), decode(i.root, 'hex'), i.warm_keys::jsonb, i.token::bigint
+    from head join input i on i.ord = head.ord
+  ), payload as (
+    insert into session_payloads (escrow_id, inference_id, prompt, model, input_length, max_tokens, started_at)
+    select head.escrow_id, i.nonce::numeric, decode(i.prompt, 'hex'), i.model, i.input_length::numeric,
+      i.max_tokens::numeric, i.started_at::numeric
+    from head join input i on i.ord = head.ord
+    where i.has_payload = 'true'
+  ), ${BATCH_WRITES}
+  select ord::int as ord from head`;
+
+/**
+ * SAVE_WRITES for several sessions in one statement (group commit): `head` locks, in escrow order,
+ * the head rows whose token is the write's own, and yields only those; a stale or missing one writes
+ * nothing and is asked about alone afterwards. Returns the positions of the writes that were fenced.
+ */
+const BATCH_SAVE_WRITES = fixedStatement`
+  with head as materialized (
+    select h.escrow_id, i.ord from session_heads h
+    join unnest(${'escrowIds'}::text[], ${'tokens'}::text[]) with ordinality as i(escrow_id, token, ord)
+      on h.escrow_id = i.escrow_id::numeric and h.fencing_token = i.token::bigint
+    order by h.escrow_id
+    for no key update of h
+  ), ${BATCH_WRITES}
+  select ord::int as ord from head`;
+
+interface AppendEntry {
+  readonly escrowId: string;
+  readonly diff: StoredDiff;
+  readonly token: bigint;
+  readonly writes: SessionWrites;
+}
+
+interface SaveEntry {
+  readonly escrowId: string;
+  readonly writes: SessionWrites;
+  readonly token: bigint;
+}
+
+/**
+ * An error Postgres itself answered with: the statement (its own implicit transaction) did not
+ * commit, or committed and then the session was terminated; either way repeating each write alone
+ * is safe, since an identical append is a no-op and the carried writes are idempotent. Anything
+ * else (the connection lost) leaves the outcome unknown and is passed to every write as it is.
+ */
+const isServerError = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'PostgresError' && /^[0-9A-Z]{5}$/.test(sqlState(error) ?? '');
+
+export interface PostgresSessionStoreOptions {
+  /**
+   * Group commit of appendDiff and saveWrites across the process's sessions (group-commit.ts;
+   * default on). Off: every write is its own statement.
+   */
+  readonly groupCommit?: boolean;
+  /** Most writes one statement carries (default 128). */
+  readonly maxBatch?: number;
+}
+
 export class PostgresSessionStore implements SessionStore {
   readonly #sql: Sql<Record<string, never>>;
+  readonly #appends: GroupCommit<AppendEntry> | undefined;
+  readonly #saves: GroupCommit<SaveEntry> | undefined;
 
   /** `sql`: a postgres.js pool on a database migrated by @gonka-gateway/shared (runMigrations). */
-  constructor(sql: Sql<Record<string, never>>) {
+  constructor(sql: Sql<Record<string, never>>, options: PostgresSessionStoreOptions = {}) {
     this.#sql = sql;
+    if (options.groupCommit ?? true) {
+      const maxBatch = options.maxBatch ?? 128;
+      this.#appends = new GroupCommit<AppendEntry>({
+        key: (e) => e.escrowId,
+        maxBatch,
+        one: (e) => this.#appendAlone(e.escrowId, e.diff, e.token, e.writes),
+        many: (carried) => this.#appendMany(carried),
+      });
+      this.#saves = new GroupCommit<SaveEntry>({
+        key: (e) => e.escrowId,
+        maxBatch,
+        one: (e) => this.#saveAlone(e.escrowId, e.writes, e.token),
+        many: (carried) => this.#saveMany(carried),
+      });
+    }
   }
 
   async create(record: SessionRecord): Promise<void> {
@@ -216,16 +415,92 @@ export class PostgresSessionStore implements SessionStore {
     fencingToken: bigint,
     writes: SessionWrites = {},
   ): Promise<void> {
+    if (this.#appends) return this.#appends.submit({ escrowId, diff, token: fencingToken, writes });
+    return this.#appendAlone(escrowId, diff, fencingToken, writes);
+  }
+
+  /** One append in its own statement (and, when that finds the head elsewhere, under the row lock). */
+  async #appendAlone(
+    escrowId: string,
+    diff: StoredDiff,
+    token: bigint,
+    writes: SessionWrites,
+  ): Promise<void> {
+    await this.#conflictIfDuplicate(diff, async () => {
+      if (await this.#appendIfNext(escrowId, diff, token, writes)) return;
+      await this.#appendLocked(escrowId, diff, token, writes);
+    });
+  }
+
+  /** The head row orders appenders, so a duplicate key means a second writer slipped past it (none
+   * can); it is reported as the conflict it is rather than a driver error. */
+  async #conflictIfDuplicate(diff: StoredDiff, write: () => Promise<void>): Promise<void> {
     try {
-      if (await this.#appendIfNext(escrowId, diff, fencingToken, writes)) return;
-      await this.#appendLocked(escrowId, diff, fencingToken, writes);
+      await write();
     } catch (error) {
-      // The head row orders appenders, so a duplicate key here would mean a second writer slipped
-      // past it (none can); report it as the conflict it is rather than a driver error.
       if (sqlState(error) === UNIQUE_VIOLATION)
         throw new SessionStoreError(SessionStoreErrorCode.NonceConflict, `nonce ${diff.nonce} taken`);
       throw error;
     }
+  }
+
+  /**
+   * Several sessions' appends in one statement (BATCH_APPEND_IF_NEXT). Each write is settled only
+   * after the statement returned: applied ones resolve; one whose condition did not hold (stale
+   * token, a head elsewhere, an identical retry) is decided alone under its row lock, exactly as a
+   * lone append that found the condition false; the others' rows were committed regardless. A
+   * statement Postgres refused committed nothing of the batch: each write is repeated alone, so
+   * only a write that fails by itself fails. A lost connection is an unknown outcome for every
+   * write of the batch, reported to each as it is (append.ts repeats the identical append).
+   */
+  async #appendMany(carried: readonly Carried<AppendEntry>[]): Promise<void> {
+    let applied: Set<number>;
+    try {
+      applied = await this.#appendManyIfNext(carried.map((c) => c.entry));
+    } catch (error) {
+      if (!isServerError(error)) throw error;
+      await Promise.all(
+        carried.map(({ entry: e, resolve, reject }) =>
+          this.#appendAlone(e.escrowId, e.diff, e.token, e.writes).then(resolve, reject),
+        ),
+      );
+      return;
+    }
+    await Promise.all(
+      carried.map(({ entry: e, resolve, reject }, i) =>
+        applied.has(i + 1)
+          ? resolve()
+          : this.#conflictIfDuplicate(e.diff, () =>
+              this.#appendLocked(e.escrowId, e.diff, e.token, e.writes),
+            ).then(resolve, reject),
+      ),
+    );
+  }
+
+  async #appendManyIfNext(entries: readonly AppendEntry[]): Promise<Set<number>> {
+    const hex = (b: Uint8Array) => toBuffer(b).toString('hex');
+    const rows = await this.#sql.unsafe<{ ord: number }[]>(
+      BATCH_APPEND_IF_NEXT.text,
+      BATCH_APPEND_IF_NEXT.values({
+        escrowIds: entries.map((e) => e.escrowId),
+        nonces: entries.map((e) => e.diff.nonce.toString()),
+        tokens: entries.map((e) => e.token.toString()),
+        txs: entries.map((e) => hex(txsBlob(e.diff))),
+        userSigs: entries.map((e) => hex(e.diff.diff.userSig)),
+        postStateRoots: entries.map((e) => hex(e.diff.diff.postStateRoot)),
+        roots: entries.map((e) => hex(e.diff.root)),
+        warmKeys: entries.map((e) => jsonText(e.diff.warmKeysBound.map((b) => ({ ...b })))),
+        hasPayload: entries.map((e) => String(e.diff.payload !== undefined)),
+        prompts: entries.map((e) => (e.diff.payload ? hex(e.diff.payload.prompt) : '')),
+        models: entries.map((e) => e.diff.payload?.model ?? ''),
+        inputLengths: entries.map((e) => e.diff.payload?.inputLength.toString() ?? '0'),
+        maxTokens: entries.map((e) => e.diff.payload?.maxTokens.toString() ?? '0'),
+        startedAts: entries.map((e) => e.diff.payload?.startedAt.toString() ?? '0'),
+        ...batchWriteValues(entries.map((e) => e.writes)),
+      }),
+      { prepare: true },
+    );
+    return new Set(rows.map((r) => r.ord));
   }
 
   /**
@@ -327,6 +602,45 @@ export class PostgresSessionStore implements SessionStore {
   // is asked only then.
 
   async saveWrites(escrowId: string, writes: SessionWrites, fencingToken: bigint): Promise<void> {
+    if (this.#saves) return this.#saves.submit({ escrowId, writes, token: fencingToken });
+    return this.#saveAlone(escrowId, writes, fencingToken);
+  }
+
+  /**
+   * Several sessions' saveWrites in one statement (BATCH_SAVE_WRITES), settled as #appendMany
+   * settles appends: a write not fenced is asked about alone (stale or missing), a statement
+   * Postgres refused is repeated write by write, a lost connection is reported to each.
+   */
+  async #saveMany(carried: readonly Carried<SaveEntry>[]): Promise<void> {
+    let fenced: Set<number>;
+    try {
+      const rows = await this.#sql.unsafe<{ ord: number }[]>(
+        BATCH_SAVE_WRITES.text,
+        BATCH_SAVE_WRITES.values({
+          escrowIds: carried.map((c) => c.entry.escrowId),
+          tokens: carried.map((c) => c.entry.token.toString()),
+          ...batchWriteValues(carried.map((c) => c.entry.writes)),
+        }),
+        { prepare: true },
+      );
+      fenced = new Set(rows.map((r) => r.ord));
+    } catch (error) {
+      if (!isServerError(error)) throw error;
+      await Promise.all(
+        carried.map(({ entry: e, resolve, reject }) =>
+          this.#saveAlone(e.escrowId, e.writes, e.token).then(resolve, reject),
+        ),
+      );
+      return;
+    }
+    await Promise.all(
+      carried.map(({ entry: e, resolve, reject }, i) =>
+        fenced.has(i + 1) ? resolve() : this.#notFenced(e.escrowId, e.token).then(resolve, reject),
+      ),
+    );
+  }
+
+  async #saveAlone(escrowId: string, writes: SessionWrites, fencingToken: bigint): Promise<void> {
     const [row] = await this.#sql.unsafe<{ fenced: number }[]>(
       SAVE_WRITES.text,
       SAVE_WRITES.values({ escrowId, token: fencingToken.toString(), ...writeValues(writes) }),
