@@ -6,83 +6,17 @@
 // Environment: BENCH_SECONDS (default 5), BENCH_STORE_WRITERS (64), BENCH_STORE_POOL (20 connections).
 // A single writer runs first, as the baseline the 64 are compared with.
 import { cpus, loadavg } from 'node:os';
-import { newMsg, txOf } from '@gonka-gateway/devshard';
-import type { SessionRecord, StoredDiff } from '@gonka-gateway/devshard/session';
 import { createTestDatabase } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
 import { toBuffer, txsBlob } from '../src/store/diff-rows.js';
 import { PostgresSessionStore } from '../src/store/postgres-session-store.js';
+import { quantile, benchRecord as record, requestDiff } from './store-rows.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const writers = Number(process.env.BENCH_STORE_WRITERS ?? 64);
 const poolSize = Number(process.env.BENCH_STORE_POOL ?? 20);
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
-const record = (escrowId: string): SessionRecord => ({
-  escrowId,
-  escrow: {
-    escrowId: BigInt(escrowId),
-    creator: 'gonka1creator',
-    amount: 10_000_000_000n,
-    slots: Array.from({ length: 16 }, (_, i) => `gonka1host${i}`),
-    tokenPrice: 2n,
-    feePerNonce: 1_000n,
-  },
-  tag: 'v5',
-  version: 'v5',
-  chainParams: { refusalTimeout: 60n, executionTimeout: 1_920n },
-});
-
-const prompt = new TextEncoder().encode(
-  JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(1_000) }] }),
-);
-
-/** A typical request diff: its StartInference (with payload) plus a Confirm and a Finish of earlier ones. */
-function requestDiff(nonce: bigint): StoredDiff {
-  const start = txOf.startInference(
-    newMsg.startInference({
-      inferenceId: nonce,
-      promptHash: new Uint8Array(32).fill(1),
-      model: 'Qwen/Qwen3-235B-A22B-Instruct-2507-FP8',
-      inputLength: 1_000n,
-      maxTokens: 512n,
-      startedAt: 1_700_000_000n,
-      observedHeight: 123_456n,
-      observedBlockHash: new Uint8Array(32).fill(2),
-    }),
-  );
-  const confirm = txOf.confirmStart(
-    newMsg.confirmStart({ inferenceId: nonce, executorSig: new Uint8Array(65).fill(7), confirmedAt: 99n }),
-  );
-  const finish = txOf.finishInference(
-    newMsg.finishInference({
-      inferenceId: nonce,
-      responseHash: new Uint8Array(32).fill(4),
-      inputTokens: 1_000n,
-      outputTokens: 300n,
-      executorSlot: 3,
-      proposerSig: new Uint8Array(65).fill(8),
-      escrowId: '1',
-      observedHeight: 123_457n,
-      observedBlockHash: new Uint8Array(32).fill(5),
-    }),
-  );
-  return {
-    nonce,
-    diff: {
-      nonce,
-      txs: [start, confirm, finish],
-      userSig: new Uint8Array(65).fill(Number(nonce % 251n)),
-      postStateRoot: new Uint8Array(32).fill(3),
-    },
-    root: new Uint8Array(32).fill(Number(nonce % 251n)),
-    warmKeysBound: [],
-    payload: { prompt, model: 'm', inputLength: 1_000n, maxTokens: 512n, startedAt: 1_700_000_000n },
-  };
-}
-
-const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
 const database = await createTestDatabase();

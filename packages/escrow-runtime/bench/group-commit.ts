@@ -8,64 +8,16 @@
 // Environment: BENCH_SECONDS (default 5), BENCH_CONCURRENCY (64), BENCH_STORE_POOL (20),
 // BENCH_ESCROWS (comma list, default 1,8,64).
 import { cpus, loadavg } from 'node:os';
-import { newMsg, txOf } from '@gonka-gateway/devshard';
-import type { SessionRecord, StoredDiff } from '@gonka-gateway/devshard/session';
 import { createTestDatabase } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
 import { PostgresSessionStore } from '../src/store/postgres-session-store.js';
+import { quantile, benchRecord as record, requestDiff } from './store-rows.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const poolSize = Number(process.env.BENCH_STORE_POOL ?? 20);
 const escrowCounts = (process.env.BENCH_ESCROWS ?? '1,8,64').split(',').map(Number);
 const out = (line = '') => process.stdout.write(`${line}\n`);
-
-const record = (escrowId: string): SessionRecord => ({
-  escrowId,
-  escrow: {
-    escrowId: BigInt(escrowId),
-    creator: 'gonka1creator',
-    amount: 10_000_000_000n,
-    slots: Array.from({ length: 16 }, (_, i) => `gonka1host${i}`),
-    tokenPrice: 2n,
-    feePerNonce: 1_000n,
-  },
-  tag: 'v5',
-  version: 'v5',
-  chainParams: { refusalTimeout: 60n, executionTimeout: 1_920n },
-});
-
-const prompt = new TextEncoder().encode(
-  JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(1_000) }] }),
-);
-
-function requestDiff(nonce: bigint): StoredDiff {
-  const start = txOf.startInference(
-    newMsg.startInference({
-      inferenceId: nonce,
-      promptHash: new Uint8Array(32).fill(1),
-      model: 'Qwen/Qwen3-235B-A22B-Instruct-2507-FP8',
-      inputLength: 1_000n,
-      maxTokens: 512n,
-      startedAt: 1_700_000_000n,
-    }),
-  );
-  return {
-    nonce,
-    diff: {
-      nonce,
-      txs: [start],
-      userSig: new Uint8Array(65).fill(Number(nonce % 251n)),
-      postStateRoot: new Uint8Array(32).fill(3),
-    },
-    root: new Uint8Array(32).fill(Number(nonce % 251n)),
-    warmKeysBound: [],
-    payload: { prompt, model: 'm', inputLength: 1_000n, maxTokens: 512n, startedAt: 1_700_000_000n },
-  };
-}
-
-const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 
 const database = await createTestDatabase();
 let statements = 0;
@@ -113,7 +65,7 @@ try {
             await previous;
             const nonce = ++s.nonce;
             try {
-              await store.appendDiff(s.id, requestDiff(nonce), s.token);
+              await store.appendDiff(s.id, requestDiff(nonce, true), s.token);
             } finally {
               release();
             }
