@@ -7,9 +7,12 @@
 // replica: BENCH_STREAMS (default 16,64,256,512; empty skips), BENCH_STREAM_TTFT_MS,
 // BENCH_STREAM_PER_TOKEN_MS, BENCH_STREAM_TOKENS, BENCH_STREAM_ESCROWS (gateway-streams.ts); the
 // serve stage under devshard host faults: BENCH_FAULT_MODES (default every mode; empty skips),
-// BENCH_FAULT_REQUESTS (serving-faults.ts).
+// BENCH_FAULT_REQUESTS (serving-faults.ts); the gateway under load by concurrency and escrows:
+// BENCH_ESCROWS (default 1,8; empty skips), BENCH_REPLICAS (1), its concurrencies BENCH_CONCURRENCY
+// when set, else 1,16,64 (gateway-load.ts).
 import { spawnSync } from 'node:child_process';
 import { REPO_ROOT } from '@gonka-gateway/deploy';
+import { gatewayLoad, loadOptionsFromEnv } from './gateway-load.js';
 import { gatewayStreams, streamsOptionsFromEnv } from './gateway-streams.js';
 import { gatewayVsDirect } from './gateway-vs-direct.js';
 import { faultOptionsFromEnv, servingFaults } from './serving-faults.js';
@@ -25,7 +28,7 @@ const faults = faultOptionsFromEnv();
 
 out(`gonka gateway benchmarks — ${new Date().toISOString()}, node ${process.version}, ${seconds} s per run`);
 out(
-  'reproduce: pnpm bench   (BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SESSION_NONCES, BENCH_STATE_NONCES, BENCH_STREAMS, BENCH_FAULT_MODES)',
+  'reproduce: pnpm bench   (BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SESSION_NONCES, BENCH_STATE_NONCES, BENCH_ESCROWS, BENCH_REPLICAS, BENCH_STREAMS, BENCH_FAULT_MODES)',
 );
 out();
 for (const line of signatureBench()) out(line);
@@ -71,6 +74,13 @@ for (const concurrency of concurrencies) {
 for (const concurrency of concurrencies) {
   const { lines } = await gatewayVsDirect({ seconds, concurrency, maxTokens: 64 });
   for (const line of lines) out(line);
+  out();
+}
+
+// The gateway under load: throughput, CPU and latency by concurrency and by escrows owned.
+const load = loadOptionsFromEnv();
+if (load.escrows.length > 0) {
+  for (const line of await gatewayLoad(load)) out(line);
   out();
 }
 
