@@ -18,18 +18,25 @@ import { isSessionStoreError, SessionStoreErrorCode } from './store.js';
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
- * Appends `write.stored` with bounded retries of the identical diff. Resolves once the store holds it;
- * otherwise throws a SessionError (`write_failed`, or the session's fault) and, when the outcome is
- * still unknown, leaves the diff in `ctx.replica.unresolved`.
+ * Appends `write.diffs` (one diff, or consecutive ones in one statement: SessionStore.appendDiffs)
+ * with bounded retries of the identical write. Resolves once the store holds them; otherwise throws
+ * a SessionError (`write_failed`, or the session's fault) and, when the outcome is still unknown,
+ * leaves the write in `ctx.replica.unresolved`.
  */
 export async function writeAhead(ctx: SessionContext, write: Unresolved): Promise<void> {
-  const { nonce } = write.stored;
+  const first = write.diffs[0];
+  const last = write.diffs.at(-1);
+  if (!first || !last) throw new RangeError('a write-ahead of no diff');
+  const { nonce } = first;
+  const nonces = first === last ? `nonce ${nonce}` : `nonces ${nonce}…${last.nonce}`;
   let unknown: unknown;
   for (let attempt = 0; attempt < ctx.settings.appendAttempts; attempt++) {
     if (attempt > 0) await ctx.clock.sleep(ctx.settings.appendRetryMs * 2 ** (attempt - 1));
     try {
-      await ctx.guard.fencedWrite(`appendDiff ${nonce}`, (token) =>
-        ctx.store.appendDiff(ctx.escrowId, write.stored, token, write.writes),
+      await ctx.guard.fencedWrite(`appendDiff ${nonces}`, (token) =>
+        write.diffs.length === 1 || !ctx.store.appendDiffs
+          ? ctx.store.appendDiff(ctx.escrowId, first, token, write.writes)
+          : ctx.store.appendDiffs(ctx.escrowId, write.diffs, token, write.writes),
       );
       ctx.replica.appendKnown();
       return;
@@ -39,7 +46,7 @@ export async function writeAhead(ctx: SessionContext, write: Unresolved): Promis
         throw error; // ownership lost: the session has faulted
       }
       if (isSessionStoreError(error) && error.code === SessionStoreErrorCode.NonceConflict) {
-        // An identical diff would have been a no-op: another diff holds this nonce.
+        // An identical write would have been a no-op: another diff holds one of these nonces.
         ctx.replica.appendKnown();
         throw await nonceTaken(ctx, nonce, error);
       }
@@ -47,7 +54,7 @@ export async function writeAhead(ctx: SessionContext, write: Unresolved): Promis
         ctx.replica.appendKnown();
         throw new SessionError(
           SessionErrorCode.WriteFailed,
-          `write-ahead of nonce ${nonce} refused: ${error.message}`,
+          `write-ahead of ${nonces} refused: ${error.message}`,
           error,
         );
       }
@@ -58,13 +65,13 @@ export async function writeAhead(ctx: SessionContext, write: Unresolved): Promis
   ctx.replica.appendUnknown(write);
   throw new SessionError(
     SessionErrorCode.WriteFailed,
-    `write-ahead of nonce ${nonce}: outcome unknown after ${ctx.settings.appendAttempts} tries ` +
-      `(${message(unknown)}); the same diff is appended again before the next one`,
+    `write-ahead of ${nonces}: outcome unknown after ${ctx.settings.appendAttempts} tries ` +
+      `(${message(unknown)}); the same write is appended again before the next one`,
     unknown,
   );
 }
 
-/** Settles the diff of an earlier unknown write-ahead before anything else is composed. */
+/** Settles the diffs of an earlier unknown write-ahead before anything else is composed. */
 export async function resolveUnresolved(ctx: SessionContext): Promise<void> {
   const write = ctx.replica.unresolved;
   if (!write) return;

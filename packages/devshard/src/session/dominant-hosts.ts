@@ -11,8 +11,9 @@
 import type { SessionState } from '../state/types.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkFunding } from './funding.js';
+import { composeTip } from './pipeline.js';
 import { type SessionContext, targetAddress } from './session-context.js';
-import { composeAndPersist } from './write-ahead.js';
+import { composeNext } from './write-ahead.js';
 
 /** Slot count at which an address can block every timeout vote on its inferences. */
 export function dominantSlotCount(state: SessionState): number {
@@ -98,14 +99,16 @@ export async function burnBlockedNonces(
     }
     throw new SessionError(SessionErrorCode.NoEligibleHost, 'every participant of the group is avoided');
   }
-  while (skipped(targetAddress(ctx, ctx.replica.state.latestNonce + 1n))) {
-    const nonce = ctx.replica.state.latestNonce + 1n;
+  // On the tip (pipeline.ts): the burned diffs queue behind those in flight like any other; the
+  // inference composed after them is durable only once they are, and voided with them.
+  while (skipped(targetAddress(ctx, composeTip(ctx).latestNonce + 1n))) {
+    const nonce = composeTip(ctx).latestNonce + 1n;
     if (nonce > workLimit)
       throw new SessionError(SessionErrorCode.NonceLimit, `nonce ${nonce} > ${workLimit}`);
     // This burned nonce's fee, then the inference's own diff: both before the reservation.
     if (options.reserve !== undefined) checkFunding(ctx, options.reserve, 2n);
     const address = targetAddress(ctx, nonce);
-    await composeAndPersist(ctx, []);
+    await composeNext(ctx, [], { nonce });
     burned.push(nonce);
     if (b?.blocked.has(address)) b.burned++;
   }

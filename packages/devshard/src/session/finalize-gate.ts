@@ -102,6 +102,8 @@ export async function passFinalizeGate(ctx: SessionContext, options: FinalizeGat
   }
   // Checked under the compose lock, so no inference composes between the check and the flag.
   await ctx.composeLock.run(async () => {
+    // An inference composed but still in flight is open too: the replica holds it once it lands.
+    await ctx.pipeline.idle();
     const open = unresolvedInferences(ctx);
     if (open.length > 0 && !options.billUnresolved) {
       const now = ctx.clock.nowSeconds();

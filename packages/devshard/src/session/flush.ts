@@ -6,7 +6,7 @@ import { SessionPhase } from '../hash/root-formula.js';
 import type { EncodedTx, TxKind } from '../proto/devshard-tx.js';
 import { deliverDiff } from './delivery.js';
 import type { SessionContext } from './session-context.js';
-import { composeAndPersist, reserveStart } from './write-ahead.js';
+import { composeAndPersist, reserveStart, settleComposed } from './write-ahead.js';
 
 export interface FlushResult {
   readonly nonce: bigint;
@@ -29,6 +29,8 @@ export async function flushDiff(
   options: FlushOptions = {},
 ): Promise<FlushResult | undefined> {
   const committed = await ctx.composeLock.run(async () => {
+    // The phase and nonce below are the replica's: every inference diff in flight lands first.
+    await settleComposed(ctx);
     await ctx.guard.assertUsable();
     const nonce = ctx.replica.state.latestNonce + 1n;
     // Outside finalize, never spend the N + 1 nonces finalize needs (§7.5, §8.1).

@@ -15,10 +15,14 @@ import { orderCandidates } from '../state/candidates.js';
 import { composeDiff } from '../state/compose.js';
 import type { SessionState } from '../state/types.js';
 import { FundingError, SessionErrorCode } from './errors.js';
+import { composeTip, offerable } from './pipeline.js';
 import type { SessionContext } from './session-context.js';
 
-/** What the funding check reads: the replica, the queue and how txs apply. */
-type QueuedBalance = Pick<SessionContext, 'replica' | 'pending' | 'applyCtx'>;
+/**
+ * What the funding check reads: the tip (the state after the newest composed diff, durable or not:
+ * pipeline.ts), the queue and how txs apply.
+ */
+type QueuedBalance = Pick<SessionContext, 'replica' | 'pending' | 'pipeline' | 'applyCtx'>;
 
 /** The reservation of an inference (§7.1 step 2): (input_length + max_tokens) × token_price. */
 export function reservationOf(state: SessionState, inputLength: bigint, maxTokens: bigint): bigint {
@@ -31,11 +35,12 @@ export function reservationOf(state: SessionState, inputLength: bigint, maxToken
  * is empty or does not compose.
  */
 export function balanceAfterQueued(ctx: QueuedBalance): bigint {
-  const state = ctx.replica.state;
-  if (ctx.pending.size === 0) return state.balance;
+  const state = composeTip(ctx);
+  const offered = offerable(ctx);
+  if (offered.length === 0) return state.balance;
   try {
     const queued = orderCandidates(
-      ctx.pending.snapshot().map((e) => e.tx),
+      offered.map((e) => e.tx),
       [],
     );
     const composed = composeDiff(state, queued, ctx.applyCtx, { withPostStateRoot: false });
@@ -52,7 +57,7 @@ export function balanceAfterQueued(ctx: QueuedBalance): bigint {
  * returns count (balanceAfterQueued), read only when the balance alone falls short.
  */
 export function checkFunding(ctx: QueuedBalance, reserve: bigint, nonces: bigint): void {
-  const state = ctx.replica.state;
+  const state = composeTip(ctx);
   const fees = nonces * state.config.feePerNonce;
   const needed = reserve + fees;
   if (state.balance >= needed) return;

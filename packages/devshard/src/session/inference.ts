@@ -1,6 +1,7 @@
 // One inference (devshard-protocol.md §7.1, §7.2; architecture §5): under the compose lock take the
-// next nonce with a StartInference for the exact body bytes and persist the diff; then, concurrently
-// with other requests, send it to the executor (slot nonce mod N) with catch-up diffs, process the
+// next nonce with a StartInference for the exact body bytes and queue the diff's write-ahead (the next
+// request composes while it is in flight: pipeline.ts); once it is durable, concurrently with other
+// requests, send it to the executor (slot nonce mod N) with catch-up diffs, process the
 // receipt, hand OpenAI chunks to the caller as they arrive and queue the meta txs. The stream is read
 // to its end even if the caller's handlers fail: money depends on the receipt and the Finish. A client
 // that goes away (architecture §5) only stops the chunks: before its nonce is taken nothing is spent;
@@ -19,12 +20,13 @@ import { checkRejectedDiff, openChat, readMempool } from './delivery.js';
 import { burnBlockedNonces } from './dominant-hosts.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkFunding, reservationOf } from './funding.js';
+import { composeTip } from './pipeline.js';
 import type { Committed } from './replica.js';
 import { intakeHostTxs, processReceipt } from './response.js';
 import { checkServedBytes, ServedBytes, type ServedVerdict } from './served-bytes.js';
 import { type SessionContext, targetAddress } from './session-context.js';
 import { queueWritten } from './session-writes.js';
-import { composeAndPersist } from './write-ahead.js';
+import { composeNext } from './write-ahead.js';
 
 export interface InferenceInput {
   /** The exact request body the executor runs; its canonical-JSON hash is prompt_hash (§2.5). */
@@ -95,24 +97,34 @@ export interface PreparedInference extends Committed {
   readonly burned: readonly bigint[];
 }
 
-/** Compose, sign and persist the diff of a new inference. Caller holds ctx.composeLock. */
+/** An inference's diff, composed and signed; `durable` resolves once it may be sent. */
+export interface ComposedInference {
+  readonly durable: Promise<PreparedInference>;
+}
+
+/**
+ * Compose and sign the diff of a new inference on the tip (pipeline.ts) and queue its write-ahead.
+ * Caller holds ctx.composeLock, and awaits `durable` after releasing it: the next inference is
+ * composed while this one's write is in flight, but nothing of this one is sent before it is stored
+ * (architecture §2.3).
+ */
 export async function composeInference(
   ctx: SessionContext,
   input: InferenceInput,
   workLimit: bigint,
   signal?: AbortSignal,
-): Promise<PreparedInference> {
+): Promise<ComposedInference> {
   await ctx.guard.assertUsable();
   if (ctx.draining) throw new SessionError(SessionErrorCode.Draining, 'the session is draining');
   // A client gone while its request waited for the compose lock takes no nonce (§5).
   if (signal?.aborted) throw new SessionError(SessionErrorCode.ClientAborted, 'before a nonce was taken');
   // A write-ahead of unknown outcome keeps its nonce: settle it before numbering this inference.
   if (ctx.replica.unresolved) await resolveUnresolved(ctx);
-  if (ctx.replica.state.phase !== SessionPhase.Active || ctx.finalizing) {
-    throw new SessionError(SessionErrorCode.NotActive, `phase ${ctx.replica.state.phase}`);
+  if (composeTip(ctx).phase !== SessionPhase.Active || ctx.finalizing) {
+    throw new SessionError(SessionErrorCode.NotActive, `phase ${composeTip(ctx).phase}`);
   }
   // Bad input and a request the escrow cannot fund are refused before any nonce is signed, burned
-  // ones included (funding.ts).
+  // ones included (funding.ts, on the tip: the diffs in flight have spent their fees).
   if (input.maxTokens < ctx.replica.state.config.maxTokensFloor) {
     throw new SessionError(SessionErrorCode.MaxTokensBelowFloor, `max_tokens ${input.maxTokens}`);
   }
@@ -120,8 +132,25 @@ export async function composeInference(
   checkFunding(ctx, reserve, 1n);
   // Nonces of a blocked dominant host or of an avoided executor are burned fee-only, never started
   // (dominant-hosts.ts).
-  const burned = await burnBlockedNonces(ctx, workLimit, { avoid: input.avoid, reserve });
-  const state = ctx.replica.state;
+  const before = composeTip(ctx).latestNonce;
+  try {
+    const burned = await burnBlockedNonces(ctx, workLimit, { avoid: input.avoid, reserve });
+    return await composeStart(ctx, input, workLimit, reserve, burned);
+  } catch (error) {
+    // Refused after burning: the burned diffs stand on their own; answer once they are written.
+    if (composeTip(ctx).latestNonce > before) await ctx.pipeline.idle();
+    throw error;
+  }
+}
+
+async function composeStart(
+  ctx: SessionContext,
+  input: InferenceInput,
+  workLimit: bigint,
+  reserve: bigint,
+  burned: readonly bigint[],
+): Promise<ComposedInference> {
+  const state = composeTip(ctx);
   const nonce = state.latestNonce + 1n;
   if (nonce > workLimit) throw new SessionError(SessionErrorCode.NonceLimit, `nonce ${nonce} > ${workLimit}`);
   // §7.1 step 2: the reservation and this diff's fee must both be covered before composing.
@@ -144,9 +173,12 @@ export async function composeInference(
       protocolVersion: ctx.record.version, // §12 #10
     }),
   );
-  const committed = await composeAndPersist(ctx, [start], { payload });
-  if (!committed) throw new SessionError(SessionErrorCode.ComposeFailed, 'nothing composed');
-  return { ...committed, payload, stream: input.stream ?? true, burned };
+  const composed = await composeNext(ctx, [start], { payload, nonce });
+  if (!composed) throw new SessionError(SessionErrorCode.ComposeFailed, 'nothing composed');
+  const stream = input.stream ?? true;
+  const durable = composed.durable.then((committed) => ({ ...committed, payload, stream, burned }));
+  durable.catch(() => undefined);
+  return { durable };
 }
 
 function call(ctx: SessionContext, fn: () => void): void {

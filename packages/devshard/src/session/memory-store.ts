@@ -170,6 +170,44 @@ export class InMemorySessionStore implements SessionStore {
     applyWrites(e, writes);
   }
 
+  async appendDiffs(
+    escrowId: string,
+    diffs: readonly StoredDiff[],
+    fencingToken: bigint,
+    writes: SessionWrites = {},
+  ): Promise<void> {
+    const e = this.#fenced(escrowId, fencingToken);
+    const expected = BigInt(e.dropped + e.diffs.length) + 1n;
+    const first = diffs[0];
+    if (!first) throw new RangeError('appendDiffs of no diff');
+    diffs.forEach((d, i) => {
+      if (d.nonce !== first.nonce + BigInt(i)) throw new RangeError('appendDiffs: nonces not consecutive');
+    });
+    if (first.nonce !== expected) {
+      // The identical call again (an ambiguous commit resolved by repeating it): every diff stored.
+      const stored = (d: StoredDiff) =>
+        d.nonce > BigInt(e.dropped) && d.nonce < expected
+          ? e.diffs[Number(d.nonce) - 1 - e.dropped]
+          : undefined;
+      if (
+        diffs.every((d) => {
+          const s = stored(d);
+          return s !== undefined && sameSignedDiff(s, d);
+        })
+      )
+        return;
+      throw new SessionStoreError(
+        SessionStoreErrorCode.NonceConflict,
+        `expected ${expected}, got ${first.nonce}…${first.nonce + BigInt(diffs.length - 1)}`,
+      );
+    }
+    for (const d of diffs) {
+      e.diffs.push(copyDiff(d));
+      if (d.payload) e.payloads.set(d.nonce, copyPayload(d.payload));
+    }
+    applyWrites(e, writes);
+  }
+
   async readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]> {
     const e = this.#entry(escrowId);
     const lo = from < 1n ? 1n : from;

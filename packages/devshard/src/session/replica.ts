@@ -25,17 +25,20 @@ export interface Committed {
   readonly dropped: readonly DroppedTx[];
 }
 
-/** A signed diff on its way to the store (write-ahead.ts), with what adopting it in memory takes. */
+/**
+ * Signed diffs on their way to the store in one write-ahead (write-ahead.ts): consecutive nonces,
+ * all or nothing (pipeline.ts), with what adopting them in memory takes.
+ */
 export interface Unresolved {
-  readonly stored: StoredDiff;
+  readonly diffs: readonly StoredDiff[];
   /**
    * What the append's statement carries (built by write-ahead.ts, appended by append.ts): the
-   * deletion of the pending txs the diff consumes, pruned payloads, and the session's waiting writes
+   * deletion of the pending txs the diffs consume, pruned payloads, and the session's waiting writes
    * (session-writes.ts).
    */
   readonly writes: SessionWrites;
-  /** Adopts the diff in memory once the store holds it. */
-  readonly commit: () => Committed;
+  /** Adopts the diffs in memory, in nonce order, once the store holds them. */
+  readonly commit: () => void;
 }
 
 /** The log as everyone but the replica sees it: read, never appended to or pruned. */
@@ -69,8 +72,8 @@ export class Replica {
   }
 
   /**
-   * A signed diff whose append has an unknown outcome: it owns the next nonce until the store says
-   * whether it landed, and is appended again before anything else is composed (append.ts).
+   * Signed diffs whose append has an unknown outcome: they own the next nonces until the store says
+   * whether they landed, and are appended again before anything else is composed (append.ts).
    */
   get unresolved(): Unresolved | undefined {
     return this.#unresolved;
@@ -86,8 +89,14 @@ export class Replica {
     this.#unresolved = undefined;
   }
 
-  /** The store holds `stored`, and `state` is the current state with it applied: both become current. */
+  /**
+   * The store holds `stored`, and `state` is the current state with it applied: both become current.
+   * Only the next nonce: adoption is in nonce order (pipeline.ts), never past a gap.
+   */
   adopt(stored: StoredDiff, state: SessionState): void {
+    if (stored.nonce !== this.#state.latestNonce + 1n || state.latestNonce !== stored.nonce) {
+      throw new Error(`adopting nonce ${stored.nonce} after ${this.#state.latestNonce}`);
+    }
     this.#state = state;
     this.#log.append(stored);
   }

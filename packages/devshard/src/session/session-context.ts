@@ -4,6 +4,7 @@
 // own methods:
 //   guard          ownership.ts            the fault, the check of a suspicious answer, fenced writes
 //   replica        replica.ts              state, diff log, stamp calibration, an append of unknown outcome
+//   pipeline       pipeline.ts             diffs composed on the tip, not yet durable
 //   pending        pending-queue.ts        host txs and our timeouts waiting for the next diff
 //   hosts          host-progress.ts        host_sync_nonce per host, persisted through `writes`
 //   writes         write-buffer.ts         small writes waiting for a statement (session-writes.ts)
@@ -23,6 +24,7 @@ import type { RejectReason } from './host-tx-check.js';
 import type { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
 import type { SessionGuard } from './ownership.js';
 import type { PendingQueue } from './pending-queue.js';
+import type { WritePipeline } from './pipeline.js';
 import type { Replica } from './replica.js';
 import type { Clock } from './session-clock.js';
 import type { SettlementProgress } from './settlement-progress.js';
@@ -175,6 +177,11 @@ export function targetAddress(ctx: SessionData, nonce: bigint): string {
  */
 export interface SessionWork {
   readonly composeLock: SerialLock;
+  /**
+   * Diffs composed and signed but not yet durable, and the write-aheads carrying them (pipeline.ts,
+   * write-ahead.ts): the compose lock is held while a diff is composed, not across its round trip.
+   */
+  readonly pipeline: WritePipeline;
   readonly catchUpLock: KeyedLock;
   readonly verifyLimit: KeyedSemaphore;
   /**

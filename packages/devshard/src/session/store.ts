@@ -174,6 +174,21 @@ export interface SessionStore {
    * ambiguous commit is resolved by repeating the call; any other nonce gives `nonce_conflict`.
    */
   appendDiff(escrowId: string, diff: StoredDiff, fencingToken: bigint, writes?: SessionWrites): Promise<void>;
+  /**
+   * appendDiff of consecutive diffs (nonces last + 1, last + 2, …) in one transaction, all or
+   * nothing, with one fencing check and `writes` once: the diffs a session composed while its
+   * previous write-ahead was in flight (pipeline.ts), so one escrow is not limited to one diff per
+   * round trip. Repeating the identical call after it landed is a no-op success that writes
+   * nothing (every diff identical to the one stored at its nonce); any other overlap with stored
+   * nonces, or a first nonce past last + 1, gives `nonce_conflict`. Optional: a session whose store
+   * lacks it writes one diff per write-ahead.
+   */
+  appendDiffs?(
+    escrowId: string,
+    diffs: readonly StoredDiff[],
+    fencingToken: bigint,
+    writes?: SessionWrites,
+  ): Promise<void>;
   /** Diffs `from`…`to` inclusive, in nonce order (catch-up beyond the in-memory window, §7.3). */
   readDiffs(escrowId: string, from: bigint, to: bigint): Promise<StoredDiff[]>;
   /**

@@ -32,6 +32,7 @@ import {
 import { type InferenceCost, inferenceCostOf } from './inference-cost.js';
 import { KeyedLock, KeyedSemaphore, SerialLock } from './locks.js';
 import { SessionGuard } from './ownership.js';
+import { WritePipeline } from './pipeline.js';
 import { replayStored } from './replay.js';
 import { Replica } from './replica.js';
 import { type ServedCounts, servedCounts } from './served-bytes.js';
@@ -204,6 +205,7 @@ export class UserSession {
       pending: replayed.pending,
       hosts: new HostProgress(replayed.hostSync, writes),
       composeLock: new SerialLock(),
+      pipeline: new WritePipeline(),
       catchUpLock: new KeyedLock(),
       verifyLimit: new KeyedSemaphore(options.verifyConcurrencyPerHost ?? 32),
       writes,
@@ -342,9 +344,12 @@ export class UserSession {
     return tracked(ctx, async () => {
       ctx.inFlight++;
       try {
-        const committed = await ctx.composeLock.run(() =>
+        // The lock covers composing and signing only; the diff is sent once it is durable, its
+        // write-ahead possibly shared with the diffs composed meanwhile (pipeline.ts).
+        const composed = await ctx.composeLock.run(() =>
           composeInference(ctx, input, this.workLimit, handlers.signal),
         );
+        const committed = await composed.durable;
         const result = await runInference(ctx, committed, handlers);
         if (!result.confirmed) noteNonService(ctx, result.executor, result.nonce); // dominant-hosts.ts
         return result;

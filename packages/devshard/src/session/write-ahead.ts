@@ -1,7 +1,10 @@
 // Composing the next diff and persisting it before anything is sent (devshard-protocol.md §7.1 steps
-// 1–4, architecture §2.3). Runs under the session's compose lock, so nonces are taken one at a time.
-// State is immutable: the composed state is adopted only once the store holds the diff, so a refused
-// write changes nothing and nothing was sent; a write of unknown outcome is settled by append.ts.
+// 1–4, architecture §2.3). Composition runs under the session's compose lock, so nonces are taken one
+// at a time, each on the tip of the diffs composed before it, durable or not (pipeline.ts); the
+// write-aheads run in nonce order behind it, several diffs per write when they queued meanwhile.
+// State is immutable: a composed state is adopted only once the store holds its diff and every one
+// before it, so a refused write changes nothing and nothing of it, or of any diff after it, was
+// sent; a write of unknown outcome is settled by append.ts.
 import { DevshardError, DevshardErrorCode } from '../errors.js';
 import { SessionPhase } from '../hash/root-formula.js';
 import type { PayloadWire } from '../json/wire.js';
@@ -16,6 +19,7 @@ import { resolveUnresolved, writeAhead } from './append.js';
 import { SessionError, SessionErrorCode } from './errors.js';
 import { checkHostTx } from './host-tx-check.js';
 import type { PendingEntry } from './pending-queue.js';
+import { type ComposedDiff, composeTip, offerable } from './pipeline.js';
 import type { Committed, Unresolved } from './replica.js';
 import { type SessionContext, targetAddress } from './session-context.js';
 import { scheduleSnapshot } from './snapshots.js';
@@ -35,12 +39,15 @@ export function reserveStart(ctx: Pick<SessionContext, 'replica' | 'settings'>):
   return ctx.settings.maxNonce - BigInt(ctx.replica.state.group.slots.length + 1);
 }
 
-function includeRoot(ctx: Pick<SessionContext, 'replica' | 'settings'>): boolean {
+function includeRoot(ctx: Pick<SessionContext, 'replica' | 'settings' | 'pipeline'>): boolean {
   const mode = ctx.settings.postStateRoot;
   if (mode !== 'calibrate') return mode === 'always';
   // Until a host confirms a root that covers a height stamp, the unpinned record fields (§12 #1)
-  // could make hosts reject the diff; before any stamp the root is fully pinned.
-  return ctx.replica.stamps.firstStampNonce === undefined || ctx.replica.stamps.calibrated;
+  // could make hosts reject the diff; before any stamp the root is fully pinned. A stamped diff
+  // still in flight counts as stamped: the next diff's state covers it.
+  const stamps = ctx.replica.stamps;
+  if (stamps.firstStampNonce === undefined) return !ctx.pipeline.stampedInFlight;
+  return stamps.calibrated;
 }
 
 export function isStamped(state: SessionState, tx: DevshardTx): boolean {
@@ -79,27 +86,71 @@ export interface ComposeOptions {
   readonly payload?: PayloadWire;
   /** Skip (consume no nonce) when no tx would be applied. */
   readonly requireTxs?: boolean;
+  /** The nonce the caller numbered `extra` for (a StartInference's id): refused if the tip moved. */
+  readonly nonce?: bigint;
+}
+
+/** Most diffs one write-ahead carries (SessionStore.appendDiffs). */
+const MAX_DIFFS_PER_WRITE = 64;
+
+/**
+ * Waits until every composed diff is durable and adopted (or voided): for the composers that read
+ * the replica itself (flush, timeouts, finalize: the phase, the open inferences), so the state they
+ * read is the one their diff follows. Caller holds ctx.composeLock, so nothing new is composed.
+ */
+export function settleComposed(ctx: Pick<SessionContext, 'pipeline'>): Promise<void> {
+  return ctx.pipeline.idle();
+}
+
+/** A diff composed on the tip: `durable` settles once it is stored and adopted, or voided. */
+export interface Composed {
+  readonly stored: StoredDiff;
+  readonly durable: Promise<Committed>;
 }
 
 /**
- * Composes nonce latest + 1 from the pending queue plus `extra` (Start, FinalizeRound), signs it and
+ * Composes nonce tip + 1 from the pending queue plus `extra` (Start, FinalizeRound), signs it and
  * appends it to the store. Returns undefined when `requireTxs` and nothing applies. Caller holds
- * ctx.composeLock.
+ * ctx.composeLock. Waits for the diffs in flight first (settleComposed), then for its own write.
  */
 export async function composeAndPersist(
   ctx: SessionContext,
   extra: readonly EncodedTx[],
   options: ComposeOptions = {},
 ): Promise<Committed | undefined> {
+  await settleComposed(ctx);
+  const composed = await composeNext(ctx, extra, options);
+  return composed?.durable;
+}
+
+/**
+ * Composes and signs nonce tip + 1 on the not-yet-durable tip (pipeline.ts) and queues it for the
+ * write-ahead without waiting for it: the caller sends nothing of it before `durable` resolves
+ * (architecture §2.3), which happens only once it and every diff before it are in the store. Caller
+ * holds ctx.composeLock.
+ */
+export async function composeNext(
+  ctx: SessionContext,
+  extra: readonly EncodedTx[],
+  options: ComposeOptions = {},
+): Promise<Composed | undefined> {
   await ctx.guard.assertUsable();
-  // A diff whose write-ahead has an unknown outcome owns its nonce until the store says otherwise.
+  // A write-ahead of unknown outcome owns its nonces until the store says otherwise.
   if (ctx.replica.unresolved) await resolveUnresolved(ctx);
-  const state = ctx.replica.state;
+  // From here to the queueing below nothing awaits: the tip cannot move under the composition.
+  const state = composeTip(ctx);
   const nonce = state.latestNonce + 1n;
+  if (options.nonce !== undefined && options.nonce !== nonce) {
+    // An earlier write failed and voided the diffs this request was numbered after.
+    throw new SessionError(
+      SessionErrorCode.WriteFailed,
+      `nonce ${options.nonce} was voided by a failed write-ahead before it; next nonce ${nonce}`,
+    );
+  }
   const inReserve = state.phase === SessionPhase.Active && nonce > reserveStart(ctx);
-  const offered: PendingEntry[] = ctx.pending
-    .snapshot()
-    .filter((e) => !(inReserve && RESERVE_FORBIDDEN.has(e.tx.tx.kind)));
+  const offered: PendingEntry[] = offerable(ctx).filter(
+    (e) => !(inReserve && RESERVE_FORBIDDEN.has(e.tx.tx.kind)),
+  );
 
   let composed: ComposeResult;
   try {
@@ -131,8 +182,11 @@ export async function composeAndPersist(
   );
 
   if (options.requireTxs && composed.diff.txs.length === 0) {
-    ctx.pending.remove(done);
-    ctx.writes.delete(done.map((e) => e.key));
+    // Only ever on the adopted state (flush waits for the diffs in flight: settleComposed).
+    if (ctx.pipeline.size === 0) {
+      ctx.pending.remove(done);
+      ctx.writes.delete(done.map((e) => e.key));
+    }
     return undefined;
   }
 
@@ -143,7 +197,6 @@ export async function composeAndPersist(
     warmKeysBound: composed.effects.warmKeysBound,
     ...(options.payload ? { payload: options.payload } : {}),
   };
-  const consumed = done.map((e) => e.key);
   // Inferences this diff moves out of Pending (a Confirm or a refused timeout names them).
   const leftPending = [
     ...new Set(
@@ -159,16 +212,16 @@ export async function composeAndPersist(
         ),
     ),
   ];
+  const stamped = composed.diff.txs.some((t) => isStamped(state, t.tx));
   const commit = (): Committed => {
-    // Committed: from here on the diff exists and must eventually reach every host.
+    // Committed: from here on the diff exists and must eventually reach every host. The replica
+    // must be exactly where this diff was composed: adoption in nonce order (replica.ts).
+    if (ctx.replica.state !== state) {
+      throw new Error(`diff ${nonce} was composed on another state than the replica's`);
+    }
     ctx.replica.adopt(stored, composed.state);
     ctx.pending.remove(done);
-    if (
-      ctx.replica.stamps.firstStampNonce === undefined &&
-      composed.diff.txs.some((t) => isStamped(state, t.tx))
-    ) {
-      ctx.replica.stamped(nonce);
-    }
+    if (ctx.replica.stamps.firstStampNonce === undefined && stamped) ctx.replica.stamped(nonce);
     ctx.replica.prunePayloads();
     scheduleSnapshot(ctx);
     const target = targetAddress(ctx, nonce);
@@ -181,16 +234,106 @@ export async function composeAndPersist(
     });
     return { stored, target, dropped: composed.dropped };
   };
+  let resolve!: (c: Committed) => void;
+  let reject!: (e: unknown) => void;
+  const durable = new Promise<Committed>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A caller that gave up (a burned nonce whose inference was refused) must not leave it unhandled.
+  durable.catch(() => undefined);
+  ctx.pipeline.push({
+    stored,
+    base: state,
+    state: composed.state,
+    consumed: done,
+    leftPending,
+    stamped,
+    commit,
+    resolve,
+    reject,
+  });
+  if (!ctx.pipeline.pumping) void pump(ctx);
+  return { stored, durable };
+}
+
+/**
+ * Writes the queued diffs, a write-ahead at a time: whatever queued while one was in flight goes in
+ * the next, together. A landed write adopts its diffs in nonce order and only then settles their
+ * requests, so nothing of a diff is sent before it and every diff before it are durable. A failed
+ * one voids itself and everything queued after it, none of it written or sent: their requests fail
+ * with `write_failed` (retryable) and the next diff is composed on the replica again; an unknown
+ * outcome stays in `replica.unresolved` and is settled before anything else is composed (append.ts).
+ */
+async function pump(ctx: SessionContext): Promise<void> {
+  const p = ctx.pipeline;
+  p.pumping = true;
+  try {
+    while (p.hasQueued) {
+      const batch = p.take(ctx.store.appendDiffs ? MAX_DIFFS_PER_WRITE : 1);
+      let failure: { error: unknown } | undefined;
+      try {
+        await writeBatch(ctx, batch);
+      } catch (error) {
+        failure = { error };
+      }
+      if (failure) {
+        const { writing, queued } = p.voidAll();
+        for (const d of writing) d.reject(failure.error);
+        const first = writing[0]?.stored.nonce;
+        for (const d of queued) {
+          d.reject(
+            new SessionError(
+              SessionErrorCode.WriteFailed,
+              `nonce ${d.stored.nonce} voided: the write-ahead of nonce ${first} before it failed`,
+              failure.error,
+            ),
+          );
+        }
+        continue;
+      }
+      for (const d of p.landed()) {
+        let committed: Committed;
+        try {
+          committed = d.commit();
+        } catch (error) {
+          // Cannot happen while every adoption goes through here in order; if it does, the memory
+          // view is not the store's: stop the session rather than send from it.
+          const fault = ctx.guard.faultWith(
+            new SessionError(SessionErrorCode.CorruptStore, (error as Error).message, error),
+          );
+          d.reject(fault);
+          continue;
+        }
+        d.resolve(committed);
+      }
+    }
+  } finally {
+    p.pumping = false;
+    p.notifyIdle();
+  }
+}
+
+/** One write-ahead of consecutive composed diffs and the waiting writes (session-writes.ts). */
+function writeBatch(ctx: SessionContext, batch: readonly ComposedDiff[]): Promise<void> {
+  const consumed = batch.flatMap((d) => d.consumed.map((e) => e.key));
+  const leftPending = batch.flatMap((d) => d.leftPending);
   // After every saveWrites started before it (session-writes.ts), so a consumed key's own add has
   // landed and cannot come back after this diff deleted it.
   return ctx.writes.afterSaves(async () => {
-    // One statement: the diff and its payload (§2.3 write-ahead: durable before it is
-    // sent), the deletion of the pending txs it consumes (§7.1 step 4 "clear the queue"), the
-    // payloads it makes useless (§7.4 needs one only while its inference is Pending), and whatever
+    // One statement: the diffs and their payloads (§2.3 write-ahead: durable before they are
+    // sent), the deletion of the pending txs they consume (§7.1 step 4 "clear the queue"), the
+    // payloads they make useless (§7.4 needs one only while its inference is Pending), and whatever
     // the session's earlier answers left waiting (host progress, signatures, queue changes). All of
-    // it commits with the diff or not at all.
+    // it commits with the diffs or not at all.
     const waiting = ctx.writes.take();
-    const write: Unresolved = { stored, writes: diffWrites(waiting, consumed, leftPending), commit };
+    const write: Unresolved = {
+      diffs: batch.map((d) => d.stored),
+      writes: diffWrites(waiting, consumed, leftPending),
+      commit: () => {
+        for (const d of batch) d.commit();
+      },
+    };
     try {
       await writeAhead(ctx, write);
     } catch (error) {
@@ -200,6 +343,5 @@ export async function composeAndPersist(
       if (ctx.replica.unresolved !== write) ctx.writes.restore(waiting);
       throw error;
     }
-    return commit();
   });
 }

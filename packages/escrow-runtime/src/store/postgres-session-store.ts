@@ -265,42 +265,48 @@ function batchWriteValues(all: readonly SessionWrites[]): Record<BatchWriteName,
 }
 
 /**
- * APPEND_IF_NEXT for several sessions in one statement (group commit): each write's head moves from
- * nonce − 1 to nonce only when its own token is current, and its diff, payload and carried writes
- * are written only when it did; the others' rows commit regardless (one escrow per write, so a
- * fenced-out or behind write only drops out of `head`). `locked` takes the head rows' locks in
- * escrow order before any is updated, as BATCH_SAVE_WRITES does, so two such statements never wait
- * for each other in a cycle. Returns the positions of the writes that were applied.
+ * APPEND_IF_NEXT for several sessions in one statement (group commit), each write one diff or
+ * several consecutive ones (appendDiffs): each write's head moves from its first nonce − 1 to its
+ * last nonce only when its own token is current, and its diffs, payloads and carried writes are
+ * written only when it did, all of them or none; the others' rows commit regardless (one escrow
+ * per write, so a fenced-out or behind write only drops out of `head`). `locked` takes the head
+ * rows' locks in escrow order before any is updated, as BATCH_SAVE_WRITES does, so two such
+ * statements never wait for each other in a cycle. Returns the positions of the writes that were
+ * applied.
  */
 const BATCH_APPEND_IF_NEXT = fixedStatement`
   with input as (
     select * from unnest(${'escrowIds'}::text[], ${'nonces'}::text[], ${'tokens'}::text[],
       ${'txs'}::text[], ${'userSigs'}::text[], ${'postStateRoots'}::text[], ${'roots'}::text[],
       ${'warmKeys'}::text[], ${'hasPayload'}::text[], ${'prompts'}::text[], ${'models'}::text[],
-      ${'inputLengths'}::text[], ${'maxTokens'}::text[], ${'startedAts'}::text[])
+      ${'inputLengths'}::text[], ${'maxTokens'}::text[], ${'startedAts'}::text[], ${'ords'}::text[])
       with ordinality as i(escrow_id, nonce, token, txs, user_sig, post_state_root, root, warm_keys,
-        has_payload, prompt, model, input_length, max_tokens, started_at, ord)
+        has_payload, prompt, model, input_length, max_tokens, started_at, ord, seq)
+  ), writes as (
+    select i.ord::bigint as ord, min(i.escrow_id) as escrow_id, min(i.token) as token,
+      min(i.nonce::numeric) as first_nonce, max(i.nonce::numeric) as last_nonce
+    from input i group by i.ord::bigint
   ), head as (
-    update session_heads h set last_nonce = i.nonce::numeric, updated_at = now()
-    from input i, (
+    update session_heads h set last_nonce = w.last_nonce, updated_at = now()
+    from writes w, (
       select escrow_id from session_heads
       where escrow_id = any(${'escrowIds'}::text[]::numeric[])
       order by escrow_id for no key update
     ) locked
-    where h.escrow_id = locked.escrow_id and h.escrow_id = i.escrow_id::numeric
-      and h.fencing_token = i.token::bigint and h.last_nonce = i.nonce::numeric - 1
-    returning h.escrow_id, i.ord
+    where h.escrow_id = locked.escrow_id and h.escrow_id = w.escrow_id::numeric
+      and h.fencing_token = w.token::bigint and h.last_nonce = w.first_nonce - 1
+    returning h.escrow_id, w.ord
   ), diff as (
     insert into session_diffs
       (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
     select head.escrow_id, i.nonce::numeric, decode(i.txs, 'hex'), decode(i.user_sig, 'hex'),
       decode(i.post_state_root, 'hex'), decode(i.root, 'hex'), i.warm_keys::jsonb, i.token::bigint
-    from head join input i on i.ord = head.ord
+    from head join input i on i.ord::bigint = head.ord
   ), payload as (
     insert into session_payloads (escrow_id, inference_id, prompt, model, input_length, max_tokens, started_at)
     select head.escrow_id, i.nonce::numeric, decode(i.prompt, 'hex'), i.model, i.input_length::numeric,
       i.max_tokens::numeric, i.started_at::numeric
-    from head join input i on i.ord = head.ord
+    from head join input i on i.ord::bigint = head.ord
     where i.has_payload = 'true'
   ), ${BATCH_WRITES}
   select ord::int as ord from head`;
@@ -322,10 +328,26 @@ const BATCH_SAVE_WRITES = fixedStatement`
 
 interface AppendEntry {
   readonly escrowId: string;
-  readonly diff: StoredDiff;
+  /** One diff (appendDiff) or consecutive ones (appendDiffs), written all or none. */
+  readonly diffs: readonly StoredDiff[];
   readonly token: bigint;
   readonly writes: SessionWrites;
 }
+
+/**
+ * Whether a diff's payload is written: not when the same write prunes it (a later diff of an
+ * appendDiffs left Pending the inference an earlier one started). Data-modifying CTEs all see the
+ * statement's starting snapshot, so the prune would not see the insert; the memory store inserts
+ * and then prunes, and skipping the insert ends the same.
+ */
+function keepsPayload(entry: AppendEntry, diff: StoredDiff): boolean {
+  if (!diff.payload) return false;
+  return entry.diffs.length === 1 || !(entry.writes.prunePayloads ?? []).includes(diff.nonce);
+}
+
+/** The range a write covers, for messages. */
+const span = (diffs: readonly StoredDiff[]) =>
+  diffs.length === 1 ? `nonce ${diffs[0]!.nonce}` : `nonces ${diffs[0]!.nonce}…${diffs.at(-1)!.nonce}`;
 
 interface SaveEntry {
   readonly escrowId: string;
@@ -365,7 +387,7 @@ export class PostgresSessionStore implements SessionStore {
       this.#appends = new GroupCommit<AppendEntry>({
         key: (e) => e.escrowId,
         maxBatch,
-        one: (e) => this.#appendAlone(e.escrowId, e.diff, e.token, e.writes),
+        one: (e) => this.#appendAlone(e),
         many: (carried) => this.#appendMany(carried),
       });
       this.#saves = new GroupCommit<SaveEntry>({
@@ -415,31 +437,51 @@ export class PostgresSessionStore implements SessionStore {
     fencingToken: bigint,
     writes: SessionWrites = {},
   ): Promise<void> {
-    if (this.#appends) return this.#appends.submit({ escrowId, diff, token: fencingToken, writes });
-    return this.#appendAlone(escrowId, diff, fencingToken, writes);
+    const entry: AppendEntry = { escrowId, diffs: [diff], token: fencingToken, writes };
+    if (this.#appends) return this.#appends.submit(entry);
+    return this.#appendAlone(entry);
   }
 
-  /** One append in its own statement (and, when that finds the head elsewhere, under the row lock). */
-  async #appendAlone(
+  /**
+   * Consecutive diffs in one write, all or none (SessionStore.appendDiffs): one entry of the group
+   * commit, so it shares a statement with other escrows' writes like a single diff does.
+   */
+  async appendDiffs(
     escrowId: string,
-    diff: StoredDiff,
-    token: bigint,
-    writes: SessionWrites,
+    diffs: readonly StoredDiff[],
+    fencingToken: bigint,
+    writes: SessionWrites = {},
   ): Promise<void> {
-    await this.#conflictIfDuplicate(diff, async () => {
-      if (await this.#appendIfNext(escrowId, diff, token, writes)) return;
-      await this.#appendLocked(escrowId, diff, token, writes);
+    const first = diffs[0];
+    if (!first) throw new RangeError('appendDiffs of no diff');
+    diffs.forEach((d, i) => {
+      if (d.nonce !== first.nonce + BigInt(i)) throw new RangeError('appendDiffs: nonces not consecutive');
+    });
+    const entry: AppendEntry = { escrowId, diffs: [...diffs], token: fencingToken, writes };
+    if (this.#appends) return this.#appends.submit(entry);
+    return this.#appendAlone(entry);
+  }
+
+  /** One write in its own statement (and, when that finds the head elsewhere, under the row lock). */
+  async #appendAlone(e: AppendEntry): Promise<void> {
+    await this.#conflictIfDuplicate(e.diffs, async () => {
+      const applied =
+        e.diffs.length === 1
+          ? await this.#appendIfNext(e.escrowId, e.diffs[0]!, e.token, e.writes)
+          : (await this.#appendManyIfNext([e])).has(1);
+      if (applied) return;
+      await this.#appendLocked(e);
     });
   }
 
   /** The head row orders appenders, so a duplicate key means a second writer slipped past it (none
    * can); it is reported as the conflict it is rather than a driver error. */
-  async #conflictIfDuplicate(diff: StoredDiff, write: () => Promise<void>): Promise<void> {
+  async #conflictIfDuplicate(diffs: readonly StoredDiff[], write: () => Promise<void>): Promise<void> {
     try {
       await write();
     } catch (error) {
       if (sqlState(error) === UNIQUE_VIOLATION)
-        throw new SessionStoreError(SessionStoreErrorCode.NonceConflict, `nonce ${diff.nonce} taken`);
+        throw new SessionStoreError(SessionStoreErrorCode.NonceConflict, `${span(diffs)} taken`);
       throw error;
     }
   }
@@ -460,9 +502,7 @@ export class PostgresSessionStore implements SessionStore {
     } catch (error) {
       if (!isServerError(error)) throw error;
       await Promise.all(
-        carried.map(({ entry: e, resolve, reject }) =>
-          this.#appendAlone(e.escrowId, e.diff, e.token, e.writes).then(resolve, reject),
-        ),
+        carried.map(({ entry: e, resolve, reject }) => this.#appendAlone(e).then(resolve, reject)),
       );
       return;
     }
@@ -470,37 +510,37 @@ export class PostgresSessionStore implements SessionStore {
       carried.map(({ entry: e, resolve, reject }, i) =>
         applied.has(i + 1)
           ? resolve()
-          : this.#conflictIfDuplicate(e.diff, () =>
-              this.#appendLocked(e.escrowId, e.diff, e.token, e.writes),
-            ).then(resolve, reject),
+          : this.#conflictIfDuplicate(e.diffs, () => this.#appendLocked(e)).then(resolve, reject),
       ),
     );
   }
 
   async #appendManyIfNext(entries: readonly AppendEntry[]): Promise<Set<number>> {
     const hex = (b: Uint8Array) => toBuffer(b).toString('hex');
-    const rows = await this.#sql.unsafe<{ ord: number }[]>(
+    const rows = entries.flatMap((e, i) => e.diffs.map((d) => ({ ord: String(i + 1), e, d })));
+    const result = await this.#sql.unsafe<{ ord: number }[]>(
       BATCH_APPEND_IF_NEXT.text,
       BATCH_APPEND_IF_NEXT.values({
-        escrowIds: entries.map((e) => e.escrowId),
-        nonces: entries.map((e) => e.diff.nonce.toString()),
-        tokens: entries.map((e) => e.token.toString()),
-        txs: entries.map((e) => hex(txsBlob(e.diff))),
-        userSigs: entries.map((e) => hex(e.diff.diff.userSig)),
-        postStateRoots: entries.map((e) => hex(e.diff.diff.postStateRoot)),
-        roots: entries.map((e) => hex(e.diff.root)),
-        warmKeys: entries.map((e) => jsonText(e.diff.warmKeysBound.map((b) => ({ ...b })))),
-        hasPayload: entries.map((e) => String(e.diff.payload !== undefined)),
-        prompts: entries.map((e) => (e.diff.payload ? hex(e.diff.payload.prompt) : '')),
-        models: entries.map((e) => e.diff.payload?.model ?? ''),
-        inputLengths: entries.map((e) => e.diff.payload?.inputLength.toString() ?? '0'),
-        maxTokens: entries.map((e) => e.diff.payload?.maxTokens.toString() ?? '0'),
-        startedAts: entries.map((e) => e.diff.payload?.startedAt.toString() ?? '0'),
+        escrowIds: rows.map((r) => r.e.escrowId),
+        nonces: rows.map((r) => r.d.nonce.toString()),
+        tokens: rows.map((r) => r.e.token.toString()),
+        txs: rows.map((r) => hex(txsBlob(r.d))),
+        userSigs: rows.map((r) => hex(r.d.diff.userSig)),
+        postStateRoots: rows.map((r) => hex(r.d.diff.postStateRoot)),
+        roots: rows.map((r) => hex(r.d.root)),
+        warmKeys: rows.map((r) => jsonText(r.d.warmKeysBound.map((b) => ({ ...b })))),
+        hasPayload: rows.map((r) => String(keepsPayload(r.e, r.d))),
+        prompts: rows.map((r) => (r.d.payload ? hex(r.d.payload.prompt) : '')),
+        models: rows.map((r) => r.d.payload?.model ?? ''),
+        inputLengths: rows.map((r) => r.d.payload?.inputLength.toString() ?? '0'),
+        maxTokens: rows.map((r) => r.d.payload?.maxTokens.toString() ?? '0'),
+        startedAts: rows.map((r) => r.d.payload?.startedAt.toString() ?? '0'),
+        ords: rows.map((r) => r.ord),
         ...batchWriteValues(entries.map((e) => e.writes)),
       }),
       { prepare: true },
     );
-    return new Set(rows.map((r) => r.ord));
+    return new Set(result.map((r) => r.ord));
   }
 
   /**
@@ -544,39 +584,48 @@ export class PostgresSessionStore implements SessionStore {
     return row?.applied === 1;
   }
 
-  /** Every other case, decided under the head row lock: stale, missing, identical retry, conflict. */
-  async #appendLocked(
-    escrowId: string,
-    diff: StoredDiff,
-    fencingToken: bigint,
-    writes: SessionWrites,
-  ): Promise<void> {
+  /**
+   * Every other case, decided under the head row lock: stale, missing, identical retry (every diff
+   * of the write stored as it is), conflict.
+   */
+  async #appendLocked(e: AppendEntry): Promise<void> {
+    const { escrowId, diffs, token: fencingToken, writes } = e;
+    const first = diffs[0]!;
+    const lastDiff = diffs.at(-1)!;
     await this.#sql.begin(async (tx) => {
       const last = await this.#fenced(tx, escrowId, fencingToken);
-      if (diff.nonce !== last + 1n) {
-        if (diff.nonce >= 1n && diff.nonce <= last && (await this.#storedEquals(tx, escrowId, diff))) return;
+      if (first.nonce !== last + 1n) {
+        if (first.nonce >= 1n && lastDiff.nonce <= last) {
+          const same = await Promise.all(diffs.map((d) => this.#storedEquals(tx, escrowId, d)));
+          if (same.every(Boolean)) return;
+        }
         throw new SessionStoreError(
           SessionStoreErrorCode.NonceConflict,
-          `expected ${last + 1n}, got ${diff.nonce}`,
+          `expected ${last + 1n}, got ${span(diffs)}`,
         );
       }
       // The head moved to nonce − 1 after the one-statement attempt looked (a write of ours that was
       // still in flight): write it here, under the lock.
-      const nonce = diff.nonce.toString();
-      const statements: Promise<unknown>[] = [
-        tx`insert into session_diffs
+      const statements: Promise<unknown>[] = diffs.map(
+        (diff) =>
+          tx`insert into session_diffs
              (escrow_id, nonce, txs, user_sig, post_state_root, root, warm_key_bindings, fencing_token)
-           values (${escrowId}::numeric, ${nonce}::numeric, ${toBuffer(txsBlob(diff))},
+           values (${escrowId}::numeric, ${diff.nonce.toString()}::numeric, ${toBuffer(txsBlob(diff))},
              ${toBuffer(diff.diff.userSig)}, ${toBuffer(diff.diff.postStateRoot)}, ${toBuffer(diff.root)},
              ${jsonText(diff.warmKeysBound.map((b) => ({ ...b })))}::text::jsonb, ${fencingToken.toString()}::bigint)`,
-        tx`update session_heads set last_nonce = ${nonce}::numeric, updated_at = now()
+      );
+      statements.push(
+        tx`update session_heads set last_nonce = ${lastDiff.nonce.toString()}::numeric, updated_at = now()
            where escrow_id = ${escrowId}::numeric`,
         // The row is locked by #fenced above: `head` only names it for the carried writes.
         tx.unsafe(LOCKED_WRITES.text, LOCKED_WRITES.values({ escrowId, ...writeValues(writes) }), {
           prepare: true,
         }),
-      ];
-      if (diff.payload) statements.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload));
+      );
+      for (const diff of diffs) {
+        if (keepsPayload(e, diff))
+          statements.push(this.#insertPayload(tx, escrowId, diff.nonce, diff.payload!));
+      }
       // Pipelined on the transaction's connection: one round trip for the whole write.
       await Promise.all(statements);
     });
