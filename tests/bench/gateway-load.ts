@@ -8,7 +8,9 @@
 // chain and mock model; the mock model's own share is what the direct run costs it per request, so
 // the hosts' share is the difference), and with several replicas the forwarded share: requests are
 // sent round robin to the replicas directly (as a load balancer would), and share = Σ forwarded ÷
-// Σ served over the replicas, from their /metrics. Nothing is asserted: the figures go to the docs.
+// Σ served over the replicas, from their /metrics; and per request the Redis commands and read
+// events (server-wide INFO stats) and the proxy's write syscalls (/proc/<pid>/io), the round trips
+// the proxy makes. Nothing is asserted: the figures go to the docs.
 // Run: `pnpm bench:load`; environment BENCH_SECONDS (per run, default 5), BENCH_CONCURRENCY
 // (a comma list, default 1,16,64), BENCH_ESCROWS (a comma list, default 1,8), BENCH_REPLICAS
 // (proxy processes, default 1), BENCH_WARMUP_SECONDS (load at c=4 before the runs of each escrow
@@ -23,11 +25,11 @@ import { QWEN_MODEL } from '@gonka-gateway/devnet';
 import { PostgresSessionStore } from '@gonka-gateway/escrow-runtime';
 import { insertEscrowRows } from '@gonka-gateway/escrow-runtime/testing';
 import { bootstrapSettings, loadConfig } from '@gonka-gateway/shared';
-import { createTestDatabase, createTestRedis, freePort } from '@gonka-gateway/shared/testing';
+import { createTestDatabase, createTestRedis, freePort, type TestRedis } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
 import { type DevnetChild, openBenchEscrow, startDevnetChild } from './devnet-child.js';
 import { type LoadResult, runLoad } from './load.js';
-import { processCpuUs, rssBytes } from './proc-stats.js';
+import { processCpuUs, rssBytes, writeSyscalls } from './proc-stats.js';
 
 export interface GatewayLoadOptions {
   seconds: number;
@@ -117,7 +119,18 @@ interface Row {
   mockCpuUs: number;
   forwardedShare: number;
   proxyRssMiB: number;
+  /** Redis commands and Redis read events (≈ batches the clients wrote) per gateway request. */
+  redisCommands: number;
+  redisReads: number;
+  proxyWrites: number;
   load: string;
+}
+
+/** Server-wide Redis counters (INFO stats): commands run and read events (one per batch a client wrote). */
+async function redisStats(redis: TestRedis['redis']): Promise<{ commands: number; reads: number }> {
+  const info = await redis.info('stats');
+  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  return { commands: field('total_commands_processed'), reads: field('total_reads_processed') };
 }
 
 const loadNow = () =>
@@ -253,11 +266,15 @@ async function oneEscrowCount(
       const d = await runLoad(`direct, c=${concurrency}`, direct, load);
       const mockCpuUs = (processCpuUs(devnet.pid) - devnet0) / Math.max(1, d.requests);
       const c0 = await counters();
+      const r0 = await redisStats(redis.redis);
+      const w0 = pids.reduce((sum, pid) => sum + writeSyscalls(pid), 0);
       const proxy0 = proxyCpu();
       const devnet1 = processCpuUs(devnet.pid);
       const g = await runLoad(`gateway, c=${concurrency}`, viaGateway, load);
       const proxyCpuUs = (proxyCpu() - proxy0) / Math.max(1, g.requests);
       const devnetCpuUs = (processCpuUs(devnet.pid) - devnet1) / Math.max(1, g.requests);
+      const w1 = pids.reduce((sum, pid) => sum + writeSyscalls(pid), 0);
+      const r1 = await redisStats(redis.redis);
       const c1 = await counters();
       const served = c1.served - c0.served;
       rows.push({
@@ -270,6 +287,9 @@ async function oneEscrowCount(
         mockCpuUs,
         forwardedShare: served > 0 ? (c1.forwarded - c0.forwarded) / served : Number.NaN,
         proxyRssMiB: pids.reduce((sum, pid) => sum + rssBytes(pid), 0) / 2 ** 20,
+        redisCommands: (r1.commands - r0.commands) / Math.max(1, g.requests),
+        redisReads: (r1.reads - r0.reads) / Math.max(1, g.requests),
+        proxyWrites: (w1 - w0) / Math.max(1, g.requests),
         load: before,
       });
       if (g.firstError) log(`  gateway c=${concurrency}: ${g.errors} errors, first: ${g.firstError}`);
@@ -321,6 +341,18 @@ export async function gatewayLoad(options: GatewayLoadOptions): Promise<string[]
         `${n(r.gateway.p50, 1)} / ${n(r.gateway.p99, 1)} | ${n(r.direct.p50, 2)} / ${n(r.direct.p99, 2)} | ` +
         `${n(r.proxyCpuUs)} | ${n(r.devnetCpuUs)} (${n(r.devnetCpuUs - r.mockCpuUs)}) | ${n(r.forwardedShare, 3)} | ` +
         `${n(r.proxyRssMiB)} | ${r.gateway.errors + r.direct.errors} | ${r.load.replace('load ', '')} |`,
+    );
+  }
+  // Round trips: Redis counts a read event per batch a client wrote (the whole server's, so a
+  // concurrent user of the same Redis shows up here), the proxy's write syscalls cover every socket.
+  out.push(
+    '',
+    '| escrows | c | Redis commands / req | Redis read events / req | proxy write syscalls / req |',
+    '|---|---|---|---|---|',
+  );
+  for (const r of rows) {
+    out.push(
+      `| ${r.escrows} | ${r.concurrency} | ${n(r.redisCommands, 2)} | ${n(r.redisReads, 2)} | ${n(r.proxyWrites, 2)} |`,
     );
   }
   return out;

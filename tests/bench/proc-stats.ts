@@ -1,4 +1,5 @@
-// What a benchmarked process costs, read from /proc (Linux): CPU time per thread and resident memory.
+// What a benchmarked process costs, read from /proc (Linux): CPU time per thread, resident memory
+// and write syscalls.
 // Holds under load, where a sampling profiler starves, and needs nothing inside the process measured.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -31,4 +32,10 @@ export function processCpuUs(pid: number): number {
 export function rssBytes(pid: number): number {
   const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return Number(kb ?? Number.NaN) * 1024;
+}
+
+/** Write syscalls `pid` has made (syscw of /proc/<pid>/io): socket writes to clients, Postgres, Redis. */
+export function writeSyscalls(pid: number): number {
+  const n = /^syscw: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1];
+  return Number(n ?? Number.NaN);
 }

@@ -12,6 +12,7 @@
 // reservation nobody settles (its replica died) expires like any entry.
 import { adjustSpendCounter, type RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
+import { holdForTurn } from './one-write.js';
 
 // KEYS: 1 requests zset, 2 tokens hash, 3 key rpm zset, 4 key tpm zset, 5 key tpm tokens hash,
 // 6 key in-flight zset, 7 key reservations zset, 8 key reservation ngonka hash, 9 key spend counter.
@@ -251,6 +252,8 @@ export class Admission {
     const now = Date.now();
     const id = key?.keyId ?? NO_KEY;
     const budget = key?.budget;
+    // Concurrent requests' admissions leave in one write at the end of this turn (one-write.ts).
+    holdForTurn(redis);
     const [ok, reason, a, b, c, d] = (await (redis as unknown as Commands).gwAdmit(
       keys.admissionRequests,
       keys.admissionTokens,

@@ -2,7 +2,7 @@ import { redisKeys } from '@gonka-gateway/shared';
 import { createTestRedis, type TestRedis } from '@gonka-gateway/shared/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Admission } from './admission.js';
-import { inOneWrite } from './one-write.js';
+import { holdForTurn, inOneWrite } from './one-write.js';
 import { sendUsage } from './usage-events.js';
 
 let redis: TestRedis;
@@ -62,6 +62,35 @@ describe('inOneWrite (a chat request closing commands in one socket write)', () 
     expect(await redis.redis.get(keys.keySpend('9', 'total'))).toBe('120');
     expect(await redis.redis.xlen(keys.usageStream)).toBe(1);
     expect((await admission.admit('t3', 1, budget)).admitted).toBe(true);
+    admission.stop();
+  });
+
+  it("holdForTurn: concurrent requests' admissions leave in one write at the end of the turn", async () => {
+    const keys = redisKeys(`${redis.prefix}turn-write:`);
+    const admission = new Admission({ redis: redis.redis, keys, maxConcurrent: 2, maxInputTokens: 0 });
+    type Write = (...args: unknown[]) => void;
+    const socket = redis.redis.stream as unknown as { _write: Write; _writev: Write };
+    const single = vi.spyOn(socket, '_write');
+    const batched = vi.spyOn(socket, '_writev');
+    // Three requests admitted in one turn (admit holds the connection for the turn itself).
+    const outcomes = Promise.all(['a', 'b', 'c'].map((t) => admission.admit(t, 1)));
+    expect(single).not.toHaveBeenCalled();
+    expect(batched).not.toHaveBeenCalled();
+    const answered = await outcomes;
+    expect(single).not.toHaveBeenCalled();
+    expect(batched).toHaveBeenCalledTimes(1);
+    expect(answered.map((o) => o.admitted)).toEqual([true, true, false]);
+    // The next turn's commands are held again, and a lone command leaves as one write.
+    single.mockClear();
+    batched.mockClear();
+    holdForTurn(redis.redis);
+    const released = admission.release('a');
+    expect(single).not.toHaveBeenCalled();
+    await released;
+    expect(single).toHaveBeenCalledTimes(1);
+    expect(batched).not.toHaveBeenCalled();
+    single.mockRestore();
+    batched.mockRestore();
     admission.stop();
   });
 });

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ProxyMetrics } from '../proxy-metrics.js';
 import type { Admission, KeyAdmission } from './admission.js';
-import { inOneWrite } from './one-write.js';
+import { holdForTurn, inOneWrite } from './one-write.js';
 import type { ChatPlan } from './request-plan.js';
 import { type AttemptRecord, sendUsage } from './usage-events.js';
 
@@ -73,9 +73,10 @@ export class RequestAccount {
   /**
    * Ends the request: admission release, budget settle (with the served nonce's cost) and usage event
    * in one Redis socket write; `served` undefined for a request nothing served here. Idempotent.
-   * Each is sent at once, never held for the next request's write: the settle and the usage event
-   * carry money, and a replica that crashed would lose what it held (docs/performance.md, "Holding
-   * the closing commands").
+   * They leave at the end of this event-loop turn, with the other requests' commands of the turn,
+   * never held for a later request's write: the settle and the usage event carry money, and a
+   * replica that crashed would lose what it held (docs/performance.md, "Holding the closing
+   * commands", "Where a request's CPU goes").
    */
   finish(served: Served | undefined): void {
     if (this.#finished) return;
@@ -97,6 +98,8 @@ export class RequestAccount {
       deps.metrics.upstreamLatency.observe(served.upstreamMs);
       if (served.ttftMs !== undefined) deps.metrics.timeToFirstToken.observe(served.ttftMs);
     }
+    // Sent in this turn's write, with the other requests' commands of the turn (one-write.ts).
+    holdForTurn(deps.redis);
     inOneWrite(deps.redis, () => {
       if (this.ticket !== undefined) void deps.admission.release(this.ticket).catch(() => undefined);
       if (!this.#forwarded) this.#settle(cost?.cost ?? 0n, served);

@@ -31,9 +31,13 @@ function payloadOf(line: Uint8Array): string | undefined {
   return json.startsWith('{') ? json : undefined;
 }
 
-/** True when the line may be an error event: checked as bytes, so a content chunk costs no parse. */
+/**
+ * True when the line may be an error event: checked as bytes, so a content chunk costs no parse.
+ * Lines from undici are Buffers already: searched in place, no view made per line.
+ */
 export function mayBeError(line: Uint8Array): boolean {
-  return Buffer.from(line.buffer, line.byteOffset, line.byteLength).includes(ERROR_KEY);
+  const bytes = line instanceof Buffer ? line : Buffer.from(line.buffer, line.byteOffset, line.byteLength);
+  return bytes.indexOf(ERROR_KEY) !== -1;
 }
 
 function nonEmpty(value: unknown): boolean {

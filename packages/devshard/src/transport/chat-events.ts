@@ -14,8 +14,10 @@ const DATA = new TextEncoder().encode('data:');
 const DONE = new TextEncoder().encode('[DONE]');
 const decoder = new TextDecoder();
 // Protocol events are recognised by their top-level key; a chat chunk whose text merely mentions the
-// key still parses as `other` and is forwarded.
-const PROTOCOL_KEYS = [Buffer.from('"devshard_receipt"'), Buffer.from('"devshard_meta"')];
+// key still parses as `other` and is forwarded. Both keys share one prefix, so a line is scanned once
+// for it and the rest compared where it occurs: every chunk line of an answer goes through this.
+const PROTOCOL_PREFIX = Buffer.from('"devshard_');
+const PROTOCOL_RESTS = [Buffer.from('receipt"'), Buffer.from('meta"')];
 
 /** Whether `line` holds `prefix` at `offset`. */
 function holdsAt(line: Uint8Array, prefix: Uint8Array, offset: number): boolean {
@@ -27,7 +29,15 @@ function holdsAt(line: Uint8Array, prefix: Uint8Array, offset: number): boolean 
 /** Searched in place from `offset`: lines from undici are Buffers already, no view per line. */
 function mentionsProtocolKey(line: Uint8Array, offset: number): boolean {
   const view = line instanceof Buffer ? line : Buffer.from(line.buffer, line.byteOffset, line.byteLength);
-  return PROTOCOL_KEYS.some((k) => view.includes(k, offset));
+  for (
+    let at = view.indexOf(PROTOCOL_PREFIX, offset);
+    at !== -1;
+    at = view.indexOf(PROTOCOL_PREFIX, at + 1)
+  ) {
+    const rest = at + PROTOCOL_PREFIX.length;
+    for (const key of PROTOCOL_RESTS) if (holdsAt(view, key, rest)) return true;
+  }
+  return false;
 }
 
 /** The event of one line, or undefined for lines to ignore. Throws `malformed` for a bad protocol event. */
