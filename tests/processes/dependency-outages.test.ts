@@ -275,7 +275,10 @@ describe.skipIf(!haproxy || !privatePostgresAvailable())('dependency outages thr
         ),
         events: events.map((e, i) => {
           const until = events[i + 1]?.at ?? end;
-          const window = outcomes.filter((o) => o.start >= e.at && o.start < until);
+          // A failure counts where it was seen (its end): a request sent just before the next fault
+          // and failed by it belongs to that fault, not to the one before.
+          const when = (o: Outcome) => (o.served ? o.start : o.end);
+          const window = outcomes.filter((o) => when(o) >= e.at && when(o) < until);
           const lastFailure = Math.max(e.at, ...window.filter((o) => !o.served).map((o) => o.start));
           return {
             ...e,

@@ -120,7 +120,8 @@ describe('escrows with an encrypted creator key', () => {
         // Several claim passes, each failing on the same escrow.
         await expect.poll(() => r.failures().length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
         expect(r.serving()).toEqual([]);
-        expect(r.runtime.sessions.owned().size).toBe(0);
+        // A claim pass may be opening it again at this moment; none ever gets past opening.
+        expect(r.runtime.sessions.list().filter((e) => e.state !== 'opening')).toEqual([]);
         expect(r.signers).toEqual([]);
         const line = JSON.parse(r.failures()[0] ?? '{}') as { escrowId?: string; err?: { message?: string } };
         expect(line.escrowId).toBe(ESCROW.toString());
