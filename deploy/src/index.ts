@@ -1,3 +1,4 @@
+export { CONSOLE_BUILD_SCRIPT, ensureConsoleBuilt } from './console-build.js';
 export { DEV_ENV_KEYS, loadOrCreateDevEnv } from './dev-env.js';
 export { findHaproxy, haproxyConfig, type LoadBalancer, startHaproxy } from './load-balancer.js';
 export {

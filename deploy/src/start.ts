@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { createChainClient, PrivateKey } from '@gonka-gateway/chain';
 import { devnetOptionsFromEnv, GNK, QWEN_MODEL, startDevnet } from '@gonka-gateway/devnet';
 import { chatSnippets, formatChatSnippets } from './chat-snippets.js';
+import { ensureConsoleBuilt } from './console-build.js';
 import { type DemoEscrows, ensureDemoEscrows } from './demo-escrow.js';
 import { loadOrCreateDevEnv } from './dev-env.js';
 import {
@@ -161,6 +162,8 @@ const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
 let replicas: { proxy: Supervised; port: string }[] = [];
 let demo: DemoEscrows = { escrows: [], spread: false };
 try {
+  // The controller serves /console from apps/console/dist; a clean clone has none yet.
+  ensureConsoleBuilt();
   say('starting the controller…');
   const controller = startChild('controller', 'apps/controller/src/main.ts', {
     DEVSHARD_PORT: replicaPorts[0]!,
@@ -231,6 +234,7 @@ gateway ready on the devnet (chain id ${devnet.chainId})
   demo escrows      ${escrowLine}
   controller        http://127.0.0.1:${controllerPort}    metrics: GET /metrics on every process
   API reference     http://127.0.0.1:${controllerPort}/docs (OpenAPI document: /openapi.json)
+  operator console  ${gatewayUrl}/console (log in with DEVSHARD_ADMIN_API_KEY; also served by the controller)
   devnet            chain REST ${devnet.urls.chainRest}, RPC ${devnet.urls.chainRpc}, node ${devnet.urls.node}
   hosts             ${devnet.participants.map((p) => p.inferenceUrl).join(', ')}
   creator address   ${creator} (funded and allowlisted on the devnet)

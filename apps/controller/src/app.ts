@@ -25,7 +25,9 @@ import { keysRoutes } from './admin/keys-routes.js';
 import { requestsRoutes } from './admin/requests-routes.js';
 import { settingsRoutes } from './admin/settings-routes.js';
 import { settleRoutes } from './admin/settle-routes.js';
+import { summaryRoutes } from './admin/summary-routes.js';
 import { usageRoutes } from './admin/usage-routes.js';
+import { consoleRoutes } from './console/console-plugin.js';
 import { type ControllerContext, createControllerContext } from './controller-context.js';
 import { createControllerMetrics } from './controller-metrics.js';
 import { bootstrapEscrows } from './escrow/bootstrap.js';
@@ -142,7 +144,10 @@ export async function buildControllerApp(deps: ControllerDeps): Promise<FastifyI
     await admin.register(usageRoutes, { ctx });
     await admin.register(hostsRoutes, { ctx });
     await admin.register(requestsRoutes, { ctx });
+    await admin.register(summaryRoutes, { ctx });
   });
+  // Static files only: every call the page makes goes to the admin routes above.
+  await app.register(consoleRoutes);
   if (deps.firstStart) await bootstrapEscrows(ctx, deps.config.escrowMode);
   return app;
 }

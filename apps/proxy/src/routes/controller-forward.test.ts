@@ -33,6 +33,8 @@ describe('controllerForward', () => {
     ['POST', '/v1/admin/hosts/gonka1aaaa/lift'],
     ['GET', '/v1/debug/rotation'],
     ['POST', '/v1/finalize'],
+    ['GET', '/console'],
+    ['GET', '/console/app.js'],
   ] as const)('%s %s reaches the controller', async (method, url) => {
     const res = await proxy.inject({
       method,
