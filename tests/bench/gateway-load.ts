@@ -2,8 +2,8 @@
 // the proxy as its own process(es) on a devnet in a child process (devnet-child.ts), real Postgres
 // and Redis, closed-loop clients (load.ts) at each concurrency, the same requests straight to the
 // devnet's mock model beside them. Per escrow count and concurrency, in one run: req/s through the
-// gateway and direct, per-escrow req/s (one escrow serves one diff at a time, so escrows bound the
-// throughput), p50/p99 as the client sees them, the proxy's CPU per request (every thread of every
+// gateway and direct, per-escrow req/s (an escrow's diffs are composed one at a time and written in
+// nonce order, several per write-ahead: architecture §2.3), p50/p99 as the client sees them, the proxy's CPU per request (every thread of every
 // replica process from /proc, idle background included), the devnet child's CPU per request (hosts,
 // chain and mock model; the mock model's own share is what the direct run costs it per request, so
 // the hosts' share is the difference), and with several replicas the forwarded share: requests are
