@@ -28,7 +28,7 @@ import { bootstrapSettings, loadConfig } from '@gonka-gateway/shared';
 import { createTestDatabase, createTestRedis, freePort, type TestRedis } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
 import { type DevnetChild, openBenchEscrow, startDevnetChild } from './devnet-child.js';
-import { type LoadResult, runLoad } from './load.js';
+import { chatPost, type LoadResult, runLoad } from './load.js';
 import { processCpuUs, rssBytes, writeSyscalls } from './proc-stats.js';
 
 export interface GatewayLoadOptions {
@@ -223,25 +223,9 @@ async function oneEscrowCount(
         max_tokens: MAX_TOKENS,
       });
     let next = 0;
-    const viaGateway = async () => {
-      const replica = replicas[next++ % replicas.length]!;
-      const res = await fetch(`${replica.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-        body: body(),
-      });
-      const text = await res.text();
-      if (res.status !== 200) throw new Error(`gateway: HTTP ${res.status} ${text.slice(0, 200)}`);
-    };
-    const direct = async () => {
-      const res = await fetch(`${devnet.urls.mlNode}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: body(),
-      });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`direct: HTTP ${res.status}`);
-    };
+    const posts = replicas.map((replica) => chatPost('gateway', replica.url, body, admin));
+    const viaGateway = () => posts[next++ % posts.length]!();
+    const direct = chatPost('direct', devnet.urls.mlNode, body);
     // V8 compiles the proxy's request path over its first ~2,000 requests: warm every replica (round
     // robin) before measuring, and the load generator's own direct path briefly.
     await runLoad('warm-up', viaGateway, { concurrency: 4, seconds: options.warmupSeconds });

@@ -14,7 +14,7 @@ import { createTestDatabase, createTestRedis } from '@gonka-gateway/shared/testi
 import postgres from 'postgres';
 import { freePort } from '../support/gateway-process.js';
 import { openBenchEscrow, startDevnetChild } from './devnet-child.js';
-import { compare, formatLoad, type LoadResult, runLoad } from './load.js';
+import { chatPost, compare, formatLoad, type LoadResult, runLoad } from './load.js';
 
 const ADMIN = `sk-admin-${randomBytes(24).toString('hex')}`;
 
@@ -134,24 +134,8 @@ export async function gatewayVsDirect(options: {
         messages: [{ role: 'user', content: `List three colours (${i++}).` }],
         max_tokens: options.maxTokens,
       });
-    const viaGateway = async () => {
-      const res = await fetch(`${url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-        body: body(),
-      });
-      const text = await res.text();
-      if (res.status !== 200) throw new Error(`gateway: HTTP ${res.status} ${text.slice(0, 200)}`);
-    };
-    const direct = async () => {
-      const res = await fetch(`${devnet.urls.mlNode}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: body(),
-      });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`direct: HTTP ${res.status}`);
-    };
+    const viaGateway = chatPost('gateway', url, body, ADMIN);
+    const direct = chatPost('direct', devnet.urls.mlNode, body);
 
     // V8 keeps optimizing the request path for ~2,000 requests: a short warm-up measured TurboFan
     // compiling in the helper threads (1.4 ms per request at 600 requests, 0.46 ms after 3,000).

@@ -89,3 +89,16 @@ export function compare(direct: LoadResult, through: LoadResult): string {
     `added latency: p50 +${(through.p50 - direct.p50).toFixed(2)} ms, p95 +${(through.p95 - direct.p95).toFixed(2)} ms, p99 +${(through.p99 - direct.p99).toFixed(2)} ms`
   );
 }
+
+/**
+ * One chat completion POSTed to `url` as a load step: the gateway with `key`, the mock model directly
+ * without one. The whole answer is read; anything but 200 fails the step, naming `what`.
+ */
+export function chatPost(what: string, url: string, body: () => string, key?: string): () => Promise<void> {
+  const headers = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
+  return async () => {
+    const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers, body: body() });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${what}: HTTP ${res.status} ${text.slice(0, 200)}`);
+  };
+}
