@@ -24,6 +24,7 @@ import { type ChainClient, findEscrowSettledEvents, lookupTx, queryChainId } fro
 import { ReplicaDirectory } from '@gonka-gateway/escrow-runtime';
 import { METRIC_PREFIX, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import { settlesIncludedAt } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
 import { type EscrowView, readEscrowViews } from '../escrow/escrow-view.js';
 import {
@@ -254,18 +255,13 @@ export async function summaryRoutes(app: FastifyInstance, options: SummaryOption
   }
 
   async function funds(views: EscrowView[], at: number) {
-    const [finalizeRows, settleRows] = await Promise.all([
+    const [finalizeRows, settledAt] = await Promise.all([
       ctx.sql<{ escrow_id: string; fees: string }[]>`
         select escrow_id::text as escrow_id, fees::text as fees from finalize_documents`,
-      // When each settle was recorded included: the step down of its escrow's locked funds. A
-      // read-only query of this route's own (escrow-table.ts has none for a settle's time).
-      ctx.sql<{ escrow_id: string; at: Date }[]>`
-        select escrow_id::text as escrow_id, max(updated_at) as at from chain_tx_commitments
-         where kind = 'settle_escrow' and status = 'included' and escrow_id is not null
-         group by escrow_id`,
+      // When each settle was recorded included: the step down of its escrow's locked funds.
+      settlesIncludedAt(ctx.sql),
     ]);
     const finalizeFees = new Map(finalizeRows.map((r) => [Number(r.escrow_id), BigInt(r.fees)]));
-    const settledAt = new Map(settleRows.map((r) => [Number(r.escrow_id), new Date(r.at).getTime()]));
     let lookups = 0;
     const settlements: { escrow_id: number; spent: string; fees: string; returned: string }[] = [];
     const models = new Map<

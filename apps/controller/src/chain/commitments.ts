@@ -209,3 +209,12 @@ export async function withBusinessLock<T>(sql: Sql, businessKey: string, work: (
     giveSlot();
   }
 }
+
+/** When each escrow's settle tx was recorded included (ms since the epoch), by escrow id. */
+export async function settlesIncludedAt(sql: Sql): Promise<Map<number, number>> {
+  const rows = await sql<{ escrow_id: string; at: Date }[]>`
+    select escrow_id::text as escrow_id, max(updated_at) as at from chain_tx_commitments
+     where kind = 'settle_escrow' and status = 'included' and escrow_id is not null
+     group by escrow_id`;
+  return new Map(rows.map((r) => [Number(r.escrow_id), new Date(r.at).getTime()]));
+}
