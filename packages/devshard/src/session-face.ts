@@ -58,6 +58,7 @@ export { escrowMaxNonce, sessionRecordFromChain } from './session/session-record
 export type { SignatureCollectionOptions } from './session/signature-collection.js';
 export { DEFAULT_SNAPSHOT_EVERY } from './session/snapshots.js';
 export {
+  firstOfConsecutive,
   isSessionStoreError,
   type SessionRecord,
   type SessionStore,

@@ -3,6 +3,7 @@
 // Byte arrays are copied in and out, so no caller can alter what is stored.
 import type { PayloadWire } from '../json/wire.js';
 import {
+  firstOfConsecutive,
   type SessionRecord,
   type SessionStore,
   SessionStoreError,
@@ -178,11 +179,7 @@ export class InMemorySessionStore implements SessionStore {
   ): Promise<void> {
     const e = this.#fenced(escrowId, fencingToken);
     const expected = BigInt(e.dropped + e.diffs.length) + 1n;
-    const first = diffs[0];
-    if (!first) throw new RangeError('appendDiffs of no diff');
-    diffs.forEach((d, i) => {
-      if (d.nonce !== first.nonce + BigInt(i)) throw new RangeError('appendDiffs: nonces not consecutive');
-    });
+    const first = firstOfConsecutive(diffs);
     if (first.nonce !== expected) {
       // The identical call again (an ambiguous commit resolved by repeating it): every diff stored.
       const stored = (d: StoredDiff) =>

@@ -146,6 +146,19 @@ export function isSessionStoreError(error: unknown): error is SessionStoreError 
 }
 
 /**
+ * The first of the diffs given to appendDiffs, after checking they are consecutive (nonces n, n + 1,
+ * …): anything else is the caller's bug, not a store refusal, so a RangeError.
+ */
+export function firstOfConsecutive(diffs: readonly StoredDiff[]): StoredDiff {
+  const first = diffs[0];
+  if (!first) throw new RangeError('appendDiffs of no diff');
+  diffs.forEach((d, i) => {
+    if (d.nonce !== first.nonce + BigInt(i)) throw new RangeError('appendDiffs: nonces not consecutive');
+  });
+  return first;
+}
+
+/**
  * Persistence of user-side sessions (architecture §2, §4). Fencing: the store mints tokens itself
  * (`acquire`: previous + 1, in the same transaction as the load), so tokens stay unique whatever
  * happens to Redis; every write carries the writer's token and fails with `stale_token` unless it

@@ -15,6 +15,7 @@
 // carried it returned, so the write-ahead rule (§2.3: durable before it is sent) holds per write.
 import type { PayloadWire } from '@gonka-gateway/devshard';
 import {
+  firstOfConsecutive,
   type SessionRecord,
   type SessionStore,
   SessionStoreError,
@@ -452,11 +453,7 @@ export class PostgresSessionStore implements SessionStore {
     fencingToken: bigint,
     writes: SessionWrites = {},
   ): Promise<void> {
-    const first = diffs[0];
-    if (!first) throw new RangeError('appendDiffs of no diff');
-    diffs.forEach((d, i) => {
-      if (d.nonce !== first.nonce + BigInt(i)) throw new RangeError('appendDiffs: nonces not consecutive');
-    });
+    firstOfConsecutive(diffs);
     const entry: AppendEntry = { escrowId, diffs: [...diffs], token: fencingToken, writes };
     if (this.#appends) return this.#appends.submit(entry);
     return this.#appendAlone(entry);
