@@ -38,6 +38,12 @@ describe('parseJsonExact', () => {
     expect(parseJsonExact(text)).toEqual({ a: 'x"12345678901234567890', b: ['-12345678901234567890'] });
   });
 
+  it('keeps 2^53 and a large negative exact; an exponent literal stays a float', () => {
+    expect(parseJsonExact('[9007199254740992, 9007199254740991, -9223372036854775808, 1e20, 123.0]')).toEqual(
+      ['9007199254740992', 9007199254740991, '-9223372036854775808', 1e20, 123],
+    );
+  });
+
   it('still rejects invalid JSON', () => {
     expect(() => parseJsonExact('{"a":')).toThrow(SyntaxError);
   });

@@ -1,42 +1,21 @@
 // JSON.parse that keeps big integers exact. Go's encoding/json writes int64 as bare numbers on the node
-// API (chain-and-network.md §3.4), and a balance of 10^16 ngonka is already past 2^53. Node 20 has no
-// JSON.parse source access, so integer literals outside the safe range are quoted before parsing;
-// parseInteger then reads the string exactly. Floats and safe integers are untouched.
+// API (chain-and-network.md §3.4), and a balance of 10^16 ngonka is already past 2^53. JSON.parse
+// hands a reviver the literal's source text: an integer literal outside the safe range is kept as that
+// text, which parseInteger then reads exactly. Floats and safe integers are untouched.
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const INTEGER_LITERAL = /^-?[0-9]+$/;
+
+/** What JSON.parse passes a reviver for a primitive value (ES2025 JSON.parse source text access). */
+interface ReviverContext {
+  readonly source?: string;
+}
+
+function keepUnsafeIntegers(_key: string, value: unknown, context?: ReviverContext): unknown {
+  if (typeof value !== 'number' || Number.isSafeInteger(value)) return value;
+  const source = context?.source;
+  return source !== undefined && INTEGER_LITERAL.test(source) ? source : value;
+}
 
 export function parseJsonExact(text: string): unknown {
-  let out = '';
-  let last = 0;
-  let i = 0;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      i++;
-      while (i < text.length) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c /* \ */) i += 2;
-        else if (d === 0x22) break;
-        else i++;
-      }
-      i++;
-      continue;
-    }
-    if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
-      const start = i;
-      i++;
-      while (i < text.length && /[0-9.eE+-]/.test(text[i]!)) i++;
-      const token = text.slice(start, i);
-      if (/^-?[0-9]+$/.test(token) && token.length > 15) {
-        const n = BigInt(token);
-        if (n > MAX_SAFE || n < -MAX_SAFE) {
-          out += `${text.slice(last, start)}"${token}"`;
-          last = i;
-        }
-      }
-      continue;
-    }
-    i++;
-  }
-  return JSON.parse(last === 0 ? text : out + text.slice(last));
+  return JSON.parse(text, keepUnsafeIntegers as (key: string, value: unknown) => unknown);
 }
