@@ -2,36 +2,18 @@
 // balance, burn rate and time to depletion (GET /v1/admin/summary), its owner replica and rotation
 // role; and the actions create, deactivate, finalize, settle and batch settle, each behind a dialog
 // that states the money involved.
+import type {
+  AdminSummary,
+  BatchSettleLine,
+  EscrowView,
+  SettleLine,
+  SettleSummary,
+} from '@gonka-gateway/controller/admin-api';
 import { useState } from 'preact/hooks';
 import { api, get, post, request } from '../api.js';
 import { duration, gnk } from '../format.js';
-import { loadSummary, type Summary } from '../summary.js';
+import { loadSummary } from '../summary.js';
 import { Badge, ConfirmDialog, type ConfirmRequest, ErrorLine, errorText, Modal, usePoll } from '../ui.js';
-
-export interface EscrowView {
-  escrow_id: number;
-  model_id: string;
-  chain_id: string;
-  creator: string;
-  amount: string;
-  state: string;
-  active: boolean;
-  role: string;
-  key_source: string;
-  private_key_env: string | null;
-  nonce: string | null;
-  pool: {
-    status: string;
-    owner: string | null;
-    balance_estimate: string;
-    reserved: string;
-    nonce_ceiling: string | null;
-    routing_stop: string;
-  } | null;
-  finalized: boolean;
-  settle_tx_hash: string | null;
-  last_error: string | null;
-}
 
 /** getRandomValues, not randomUUID: the latter needs a secure context, and the console may be plain http. */
 function randomHex(bytes: number): string {
@@ -48,7 +30,7 @@ function CreateForm({
   close,
   done,
 }: {
-  summary: Summary | undefined;
+  summary: AdminSummary | undefined;
   close: () => void;
   done: () => void;
 }) {
@@ -172,16 +154,12 @@ function CreateForm({
   );
 }
 
-interface BatchLine {
-  escrow_id?: string;
-  ok?: boolean;
-  refund?: string | null;
-  error?: { code: string; message: string };
-  summary?: { total: number; settled: number; already_settled: number; failed: number };
-}
-
 /** Reads the batch settle's NDJSON answer line by line (one line per escrow as it ends). */
-async function batchSettle(ids: number[], keyEnv: string, onLine: (line: BatchLine) => void): Promise<void> {
+async function batchSettle(
+  ids: number[],
+  keyEnv: string,
+  onLine: (line: BatchSettleLine) => void,
+): Promise<void> {
   const res = await request('POST', '/v1/admin/devshards/settle', {
     escrow_ids: ids.map(String),
     private_key_env: keyEnv,
@@ -202,27 +180,32 @@ async function batchSettle(ids: number[], keyEnv: string, onLine: (line: BatchLi
   }
 }
 
-function BatchProgress({ lines, close }: { lines: BatchLine[]; close: () => void }) {
-  const summary = lines.find((l) => l.summary)?.summary;
+/** A line of the progress: the controller's, or the console's own when the request itself failed. */
+type ProgressLine = BatchSettleLine | { error: { code: 'request_failed'; message: string } };
+
+function BatchProgress({ lines, close }: { lines: ProgressLine[]; close: () => void }) {
+  let summary: SettleSummary | undefined;
+  const results: SettleLine[] = [];
+  const stops: string[] = [];
+  for (const l of lines) {
+    if ('summary' in l) summary ??= l.summary;
+    else if ('escrow_id' in l) results.push(l);
+    else stops.push(l.error.message);
+  }
   return (
     <Modal title="Batch settle">
       <ul class="progress">
-        {lines
-          .filter((l) => l.escrow_id !== undefined)
-          .map((l) => (
-            <li key={l.escrow_id}>
-              escrow {l.escrow_id}:{' '}
-              {l.ok ? `settled, returned ${gnk(l.refund ?? null)}` : `failed: ${l.error?.message ?? ''}`}
-            </li>
-          ))}
-      </ul>
-      {lines
-        .filter((l) => l.escrow_id === undefined && l.error)
-        .map((l) => (
-          <p key={l.error!.message} class="error">
-            {l.error!.message}
-          </p>
+        {results.map((l) => (
+          <li key={l.escrow_id}>
+            escrow {l.escrow_id}: {l.ok ? `settled, returned ${gnk(l.refund)}` : `failed: ${l.error.message}`}
+          </li>
         ))}
+      </ul>
+      {stops.map((message) => (
+        <p key={message} class="error">
+          {message}
+        </p>
+      ))}
       <p data-testid="batch-summary">
         {summary
           ? `Done: ${summary.settled} settled, ${summary.already_settled} already settled, ${summary.failed} failed of ${summary.total}.`
@@ -243,7 +226,7 @@ export function EscrowsPage() {
   const [confirm, setConfirm] = useState<ConfirmRequest | null>(null);
   const [creating, setCreating] = useState(false);
   const [selected, setSelected] = useState<Set<number>>(new Set());
-  const [batch, setBatch] = useState<BatchLine[] | null>(null);
+  const [batch, setBatch] = useState<ProgressLine[] | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const refresh = () => {
     void escrows.refresh();
@@ -313,7 +296,7 @@ export function EscrowsPage() {
       ),
       confirm: `Settle ${chosen.length}`,
       run: async () => {
-        const lines: BatchLine[] = [];
+        const lines: ProgressLine[] = [];
         setBatch([]);
         setSelected(new Set());
         void batchSettle(
@@ -327,7 +310,13 @@ export function EscrowsPage() {
           .catch((err) => {
             lines.push({ error: { code: 'request_failed', message: errorText(err) } });
             lines.push({
-              summary: { total: chosen.length, settled: 0, already_settled: 0, failed: chosen.length },
+              summary: {
+                total: chosen.length,
+                settled: 0,
+                already_settled: 0,
+                failed: chosen.length,
+                codes: {},
+              },
             });
             setBatch([...lines]);
           })

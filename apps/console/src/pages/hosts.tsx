@@ -1,30 +1,15 @@
 // Hosts: the serving health of each (participant, model) as the proxies record it
 // (GET /v1/admin/hosts), with the operator's lift of a quarantine (POST /v1/admin/hosts/:id/lift).
+import type { HostView } from '@gonka-gateway/controller/admin-api';
 import { useState } from 'preact/hooks';
 import { get, post } from '../api.js';
 import { ago, num } from '../format.js';
 import { Badge, ConfirmDialog, type ConfirmRequest, ErrorLine, usePoll } from '../ui.js';
 
-interface Host {
-  participant: string;
-  model: string;
-  state: string;
-  quarantined_until: string | null;
-  times_quarantined?: number;
-  consecutive_failures?: number;
-  last_error: string | null;
-  last_error_at: string | null;
-  receipt_ms: number | null;
-  first_token_ms: number | null;
-  tokens_per_s: number | null;
-  counters: Record<string, number>;
-  updated_at: string | null;
-}
-
 export function HostsPage() {
-  const hosts = usePoll(() => get<{ data: Host[] }>('/v1/admin/hosts'));
+  const hosts = usePoll(() => get<{ data: HostView[] }>('/v1/admin/hosts'));
   const [confirm, setConfirm] = useState<ConfirmRequest | null>(null);
-  const lift = (h: Host) =>
+  const lift = (h: HostView) =>
     setConfirm({
       title: 'Lift quarantine',
       body: (

@@ -2,6 +2,7 @@
 // rotate and revoke; a new secret is shown once in a dialog and dropped from memory when it closes —
 // the API never returns it again (docs/keys-and-usage.md). Usage by day, key and model from the
 // ledger (GET /v1/admin/usage), with the records as CSV.
+import type { KeyView, KeyWithSecret, LedgerTotals, UsageTotals } from '@gonka-gateway/controller/admin-api';
 import { useState } from 'preact/hooks';
 import { get, post, request } from '../api.js';
 import { ago, gnk, num } from '../format.js';
@@ -16,40 +17,8 @@ import {
   usePoll,
 } from '../ui.js';
 
-interface Key {
-  id: string;
-  name: string;
-  prefix: string;
-  read_only: boolean;
-  status: string;
-  models: string[] | null;
-  budget_ngonka: string | null;
-  budget_period: string;
-  rpm: number | null;
-  tpm: number | null;
-  max_concurrent: number | null;
-  expires_at: string | null;
-  spend_ngonka: string;
-  budget_remaining_ngonka: string | null;
-  last_used_at: string | null;
-}
-
-interface Totals {
-  group: string | null;
-  requests: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_ngonka: string;
-  errors: number;
-}
-
-interface Usage {
-  data: Totals[];
-  total: Totals;
-}
-
 /** The API's prefix of a key, marked as cut (the whole key is never shown after creation). */
-const shownPrefix = (k: Key) => (k.prefix.endsWith('…') ? k.prefix : `${k.prefix}…`);
+const shownPrefix = (k: KeyView) => (k.prefix.endsWith('…') ? k.prefix : `${k.prefix}…`);
 
 function gnkToNgonka(text: string): string | null {
   const t = text.trim();
@@ -59,7 +28,7 @@ function gnkToNgonka(text: string): string | null {
   return (BigInt(m[1]!) * 1_000_000_000n + BigInt((m[2] ?? '').padEnd(9, '0') || '0')).toString();
 }
 
-function CreateKey({ close, created }: { close: () => void; created: (key: Key & { key: string }) => void }) {
+function CreateKey({ close, created }: { close: () => void; created: (key: KeyWithSecret) => void }) {
   const [name, setName] = useState('');
   const [budget, setBudget] = useState('');
   const [period, setPeriod] = useState('total');
@@ -83,7 +52,7 @@ function CreateKey({ close, created }: { close: () => void; created: (key: Key &
         rpm: rpm.trim() === '' ? null : Number(rpm),
         models: list.length ? list : null,
       };
-      created(await post('/v1/admin/keys', body));
+      created(await post<KeyWithSecret>('/v1/admin/keys', body));
       close();
     } catch (err) {
       setError(errorText(err));
@@ -174,8 +143,8 @@ const DAY_S = 86_400;
  * One point per UTC day from the day before the first with usage to the last: a day the ledger has
  * no row for had none, and the leading zero gives a single day a line to draw.
  */
-function dailySeries(rows: Totals[]): { t: number; requests: number; ngonka: number }[] {
-  const byDay = new Map<number, Totals>();
+function dailySeries(rows: LedgerTotals[]): { t: number; requests: number; ngonka: number }[] {
+  const byDay = new Map<number, LedgerTotals>();
   for (const r of rows) if (r.group) byDay.set(Date.parse(`${r.group.slice(0, 10)}T00:00:00Z`) / 1000, r);
   if (byDay.size === 0) return [];
   const first = Math.min(...byDay.keys()) - DAY_S;
@@ -193,7 +162,7 @@ function UsageSection() {
   const usage = usePoll(
     async () => {
       const [day, key, model] = await Promise.all(
-        (['day', 'key', 'model'] as const).map((g) => get<Usage>(`/v1/admin/usage?group_by=${g}`)),
+        (['day', 'key', 'model'] as const).map((g) => get<UsageTotals>(`/v1/admin/usage?group_by=${g}`)),
       );
       return { day: day!, key: key!, model: model! };
     },
@@ -203,7 +172,7 @@ function UsageSection() {
   const [error, setError] = useState<string | null>(null);
   if (!usage.data) return <ErrorLine error={usage.error} />;
   const days = dailySeries(usage.data.day.data);
-  const table = (title: string, rows: Totals[]) => (
+  const table = (title: string, rows: LedgerTotals[]) => (
     <table>
       <thead>
         <tr>
@@ -260,12 +229,12 @@ function UsageSection() {
 }
 
 export function KeysPage() {
-  const keys = usePoll(() => get<{ data: Key[] }>('/v1/admin/keys'));
+  const keys = usePoll(() => get<{ data: KeyView[] }>('/v1/admin/keys'));
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<{ name: string; key: string } | null>(null);
   const [confirm, setConfirm] = useState<ConfirmRequest | null>(null);
   const refresh = () => void keys.refresh();
-  const revoke = (k: Key) =>
+  const revoke = (k: KeyView) =>
     setConfirm({
       title: `Revoke ${k.name}`,
       body: (
@@ -278,16 +247,16 @@ export function KeysPage() {
       run: () => post(`/v1/admin/keys/${k.id}/revoke`),
       done: refresh,
     });
-  const rotate = (k: Key) =>
+  const rotate = (k: KeyView) =>
     setConfirm({
       title: `Rotate ${k.name}`,
       body: (
         <p>Issue a new secret for this key; the old one ({shownPrefix(k)}) stops working. No funds move.</p>
       ),
       confirm: 'Rotate',
-      run: () => post<{ key: string }>(`/v1/admin/keys/${k.id}/rotate`),
+      run: () => post<KeyWithSecret>(`/v1/admin/keys/${k.id}/rotate`),
       done: (answer) => {
-        setSecret({ name: k.name, key: (answer as { key: string }).key });
+        setSecret({ name: k.name, key: (answer as KeyWithSecret).key });
         refresh();
       },
     });

@@ -1,9 +1,10 @@
 // Overview: the funds in escrows per model, now and over time, and the proxies' traffic, all from
 // GET /v1/admin/summary (the controller reads the proxies' own /metrics: no Prometheus needed, and
 // rebuilds the funds history from the escrows' rows and settle events: no history kept in the tab).
+import type { ModelFundsHistory } from '@gonka-gateway/controller/admin-api';
 import { useState } from 'preact/hooks';
 import { gnk, num } from '../format.js';
-import { loadSummary, type Summary, trafficHistory } from '../summary.js';
+import { loadSummary, trafficHistory } from '../summary.js';
 import { Card, Chart, ErrorLine, usePoll } from '../ui.js';
 
 /** ngonka (decimal string) as a GNK float: exact enough to draw, never used for a total. */
@@ -19,7 +20,7 @@ const FUNDS_SERIES = [
 ] as const;
 
 /** One model's funds over time: a step chart, with a selector when there are several models. */
-function FundsHistory({ history }: { history: Summary['funds_history'] }) {
+function FundsHistory({ history }: { history: ModelFundsHistory[] }) {
   const [chosen, setChosen] = useState<string | null>(null);
   const model = history.find((m) => m.model_id === chosen) ?? history[0];
   return (

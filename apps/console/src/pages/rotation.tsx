@@ -1,68 +1,29 @@
 // Rotation: where the chain is in its epoch, the stage each rotated model is in, the funding each
 // creator needs against its balance, and recent events and suppressed creates
 // (GET /v1/debug/rotation; spec §3.4).
+import type { RotationReport } from '@gonka-gateway/controller/admin-api';
 import { get } from '../api.js';
 import { ago, gnk, num } from '../format.js';
 import { Badge, Card, ErrorLine, usePoll } from '../ui.js';
 
-interface ModelStage {
-  stage: string;
-  status: string | null;
-  epoch: number | null;
-  role: string | null;
-  target: number;
-  existing: number;
-  created: number;
-  promoted: number;
-  settled: number;
-  failed: number;
-  retiring: number[];
-  last_error: string | null;
-  updated_at: string | null;
-  suppressed: { role: string; epoch: number; error: string; at: string }[];
-  events: { marker: string; epoch: number | null; at: string }[];
-}
-
-interface Rotation {
-  enabled: boolean;
-  chain: {
-    error?: string;
-    block_height?: number;
-    epoch_index?: number;
-    phase?: string;
-    blocks_to_epoch_switch?: number;
-    blocks_until_next_rotation?: number;
-    planned_stage?: string;
-  };
-  funding:
-    | {
-        creator: string;
-        private_key_env: string;
-        models: string[];
-        spendable: string;
-        required: string;
-        ok: boolean;
-      }[]
-    | { error: string };
-  latest: Record<string, ModelStage>;
-}
-
 export function RotationPage() {
-  const r = usePoll(() => get<Rotation>('/v1/debug/rotation'));
+  const r = usePoll(() => get<RotationReport>('/v1/debug/rotation'));
   if (!r.data) return <ErrorLine error={r.error} />;
   const { chain, funding, latest } = r.data;
+  // The node did not answer: the chain's position is unknown for this read.
+  const position = 'error' in chain ? undefined : chain;
   return (
     <>
       <ErrorLine error={r.error} />
       <section class="cards">
         <Card title="Rotation" value={r.data.enabled ? 'on' : 'off'} />
-        <Card title="Block" value={num(chain.block_height, 0)} />
-        <Card title="Epoch" value={`${num(chain.epoch_index, 0)} (${chain.phase ?? '?'})`} />
-        <Card title="Blocks to next rotation" value={num(chain.blocks_until_next_rotation, 0)} />
-        <Card title="Blocks to epoch switch" value={num(chain.blocks_to_epoch_switch, 0)} />
-        <Card title="Planned stage" value={chain.planned_stage ?? '–'} />
+        <Card title="Block" value={num(position?.block_height, 0)} />
+        <Card title="Epoch" value={`${num(position?.epoch_index, 0)} (${position?.phase ?? '?'})`} />
+        <Card title="Blocks to next rotation" value={num(position?.blocks_until_next_rotation, 0)} />
+        <Card title="Blocks to epoch switch" value={num(position?.blocks_to_epoch_switch, 0)} />
+        <Card title="Planned stage" value={position?.planned_stage ?? '–'} />
       </section>
-      <ErrorLine error={chain.error} />
+      <ErrorLine error={'error' in chain ? chain.error : undefined} />
       <h2>Stages</h2>
       <table>
         <thead>

@@ -1,19 +1,10 @@
 // Settings: a form over GET/POST /v1/admin/settings. The API validates (unknown models, bad URLs,
 // unset key variables…) and its error — message and the field it names — is shown as returned, so
 // the console holds no rule of its own that could drift from the API's.
+import type { AdminSettings } from '@gonka-gateway/controller/admin-api';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post } from '../api.js';
 import { ErrorLine, errorText, usePoll } from '../ui.js';
-
-interface Settings {
-  revision: string;
-  default_request_max_tokens: number;
-  request_max_tokens_cap: number;
-  model_limits: { model_id: string; access_mode: string }[];
-  passthrough_parameters: string[];
-  escrow_rotation: { enabled: boolean; pre_poc_blocks: number; models: unknown[] };
-  disabled: { enabled: boolean; message: string; new_url: string | null };
-}
 
 interface Form {
   default_request_max_tokens: string;
@@ -28,7 +19,7 @@ interface Form {
   disabled_new_url: string;
 }
 
-function formOf(s: Settings): Form {
+function formOf(s: AdminSettings): Form {
   return {
     default_request_max_tokens: String(s.default_request_max_tokens),
     request_max_tokens_cap: String(s.request_max_tokens_cap),
@@ -61,7 +52,7 @@ const numberOr = (text: string) =>
   text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
 
 export function SettingsPage() {
-  const current = usePoll(() => get<Settings>('/v1/admin/settings'));
+  const current = usePoll(() => get<AdminSettings>('/v1/admin/settings'));
   const [form, setForm] = useState<Form | null>(null);
   const [dirty, setDirty] = useState(false);
   const [error, setError] = useState<{ text: string; param: string | null } | null>(null);
@@ -100,7 +91,7 @@ export function SettingsPage() {
           new_url: form.disabled_new_url.trim() === '' ? null : form.disabled_new_url.trim(),
         },
       };
-      const next = await post<Settings>('/v1/admin/settings', patch);
+      const next = await post<AdminSettings>('/v1/admin/settings', patch);
       setDirty(false);
       setForm(formOf(next));
       setSaved(`Saved: revision ${next.revision}.`);

@@ -7,6 +7,13 @@
 // (upkeep/retire-by.ts) and the escrows whose window closed unsettled, with their amounts.
 import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import type {
+  CreatorFunding,
+  ModelRotationStage,
+  RotationChainPosition,
+  RotationReport,
+  SettleWindowReport,
+} from '../admin-api.js';
 import type { ControllerContext } from '../controller-context.js';
 import { readChainPhase } from '../upkeep/chain-phase.js';
 import { pastRetireBy, readSettleWindows, type SettleWindows } from '../upkeep/retire-by.js';
@@ -20,12 +27,12 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
   app.get(
     '/v1/debug/rotation',
     { schema: { response: { 401: openAIErrorSchema, 502: openAIErrorSchema } } },
-    async () => {
+    async (): Promise<RotationReport> => {
       const stored = await readStoredRotation(ctx.sql);
       if (!stored) throw new GatewayError('service_unavailable', 'settings are not bootstrapped yet');
       const settings = rotationSettingsOf(stored);
-      let chain: Record<string, unknown>;
-      let settleWindow: Record<string, unknown>;
+      let chain: RotationChainPosition | { error: string };
+      let settleWindow: SettleWindowReport | { error: string };
       try {
         const p = await readChainPhase(ctx);
         settleWindow = settleWindowView(await readSettleWindows(ctx, p), p.blockHeight);
@@ -45,7 +52,7 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
         chain = { error: (err as Error).message };
         settleWindow = { error: (err as Error).message };
       }
-      let funding: unknown[] | { error: string };
+      let funding: CreatorFunding[] | { error: string };
       try {
         funding = (await checkFunding(ctx, settings.enabled ? settings.models : [])).map((f) => ({
           creator: f.creator,
@@ -63,38 +70,36 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
         stored.models.map(async (m) => {
           const row = latest.get(m.model_id);
           const events = await recentEvents(ctx.sql, m.model_id);
-          return [
-            m.model_id,
-            {
-              stage: row?.stage ?? 'idle',
-              status: row?.status ?? null,
-              epoch: row ? Number(row.epoch) : null,
-              role: row?.role ?? null,
-              target: row?.target ?? 0,
-              existing: row?.existing ?? 0,
-              created: row?.created ?? 0,
-              promoted: row?.promoted ?? 0,
-              settled: row?.settled ?? 0,
-              failed: row?.failed ?? 0,
-              retiring: row?.retiring.map(Number) ?? [],
-              last_error: row?.lastError ?? null,
-              updated_at: row?.updatedAt.toISOString() ?? null,
-              suppressed: suppressed
-                .filter((s) => s.modelId === m.model_id)
-                .map((s) => ({
-                  role: s.role,
-                  epoch: Number(s.epoch),
-                  error: s.error,
-                  at: s.at.toISOString(),
-                })),
-              events: events.map((e) => ({
-                marker: e.marker,
-                epoch: e.epoch === null ? null : Number(e.epoch),
-                at: e.at.toISOString(),
-                ...e.detail,
+          const stage: ModelRotationStage = {
+            stage: row?.stage ?? 'idle',
+            status: row?.status ?? null,
+            epoch: row ? Number(row.epoch) : null,
+            role: row?.role ?? null,
+            target: row?.target ?? 0,
+            existing: row?.existing ?? 0,
+            created: row?.created ?? 0,
+            promoted: row?.promoted ?? 0,
+            settled: row?.settled ?? 0,
+            failed: row?.failed ?? 0,
+            retiring: row?.retiring.map(Number) ?? [],
+            last_error: row?.lastError ?? null,
+            updated_at: row?.updatedAt.toISOString() ?? null,
+            suppressed: suppressed
+              .filter((s) => s.modelId === m.model_id)
+              .map((s) => ({
+                role: s.role,
+                epoch: Number(s.epoch),
+                error: s.error,
+                at: s.at.toISOString(),
               })),
-            },
-          ] as const;
+            events: events.map((e) => ({
+              marker: e.marker,
+              epoch: e.epoch === null ? null : Number(e.epoch),
+              at: e.at.toISOString(),
+              ...e.detail,
+            })),
+          };
+          return [m.model_id, stage] as const;
         }),
       );
       return {
@@ -110,7 +115,7 @@ export async function debugRoutes(app: FastifyInstance, options: { ctx: Controll
 }
 
 /** Every unsettled escrow's window and retire-by height, and those whose window closed unsettled. */
-function settleWindowView(w: SettleWindows, height: bigint) {
+function settleWindowView(w: SettleWindows, height: bigint): SettleWindowReport {
   const closed = w.escrows.filter((e) => e.closesAt === null);
   return {
     block_time_ms: w.blockTime ? Math.round(w.blockTime.msPerBlock * 10) / 10 : null,

@@ -10,6 +10,7 @@ import {
   readHostHealth,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import type { HostView } from '../admin-api.js';
 import type { ControllerContext } from '../controller-context.js';
 import { errorResponses } from './schemas.js';
 
@@ -65,7 +66,7 @@ const participantParams = {
 const iso = (ms: number): string | null => (ms > 0 ? new Date(ms).toISOString() : null);
 
 /** A record as the operator sees it: a quarantine past its end is probation, as the proxies treat it. */
-export function hostView(r: HostHealthRecord, nowMs: number) {
+export function hostView(r: HostHealthRecord, nowMs: number): HostView {
   const expired = r.state === 'quarantined' && r.quarantinedUntilMs <= nowMs;
   return {
     participant: r.participant,

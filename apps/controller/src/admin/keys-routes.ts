@@ -6,6 +6,7 @@
 // live in keys/key-store.ts.
 import { BUDGET_PERIODS, GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import type { KeyWithSecret } from '../admin-api.js';
 import type { ControllerContext } from '../controller-context.js';
 import {
   announceKeyChange,
@@ -164,7 +165,8 @@ export async function keysRoutes(
                 ${b.expires_at ?? null}, ${sql.json((b.metadata ?? {}) as never)})
         returning id::text as id`;
       await announceKeyChange(ctx);
-      return reply.status(201).send({ ...(await one(row!.id)), key: secret.key });
+      const created: KeyWithSecret = { ...(await one(row!.id)), key: secret.key };
+      return reply.status(201).send(created);
     },
   );
 
@@ -263,7 +265,8 @@ export async function keysRoutes(
       if (row.revoked)
         throw new GatewayError('conflict', `API key ${id} is revoked; create a new one`, { param: 'id' });
       await announceKeyChange(ctx);
-      return { ...(await one(id)), key: secret.key };
+      const rotated: KeyWithSecret = { ...(await one(id)), key: secret.key };
+      return rotated;
     },
   );
 }

@@ -19,6 +19,7 @@ import {
   RULED_CHAT_PARAMETERS,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import type { AdminSettings } from '../admin-api.js';
 import { announceChange, settledWithin } from '../announce-change.js';
 import { readBlockTime } from '../chain/block-time.js';
 import { readFromNode } from '../chain/node-read.js';
@@ -27,14 +28,8 @@ import { settleTimingOf } from '../upkeep/retire-by.js';
 import type { StoredRotation } from '../upkeep/rotation-settings.js';
 import { envNameSchema, errorResponses, toUint, uintSchema } from './schemas.js';
 
-interface Settings {
-  default_request_max_tokens: number;
-  request_max_tokens_cap: number;
-  model_limits: { model_id: string; access_mode: 'admin_only' | 'api_key' }[];
-  passthrough_parameters: string[];
-  escrow_rotation: StoredRotation;
-  disabled: { enabled: boolean; message: string; new_url: string | null };
-}
+/** The settings as a change is merged and checked: the answer's fields, the rotation as stored. */
+type Settings = Omit<AdminSettings, 'revision' | 'escrow_rotation'> & { escrow_rotation: StoredRotation };
 
 type SettingsPatch = Partial<
   Omit<Settings, 'escrow_rotation' | 'disabled'> & {
@@ -142,7 +137,7 @@ async function readSettingsRow(ctx: ControllerContext): Promise<SettingsRow> {
   return row;
 }
 
-function view(row: SettingsRow) {
+function view(row: SettingsRow): AdminSettings {
   const rotation = row.escrow_rotation;
   return {
     revision: row.revision,

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { ChainError, type PrivateKey, privateKeyFromEnv } from '@gonka-gateway/chain';
 import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import type { BatchSettleLine } from '../admin-api.js';
 import { readFromNode } from '../chain/node-read.js';
 import type { ControllerContext } from '../controller-context.js';
 import { readEscrowViews } from '../escrow/escrow-view.js';
@@ -210,7 +211,7 @@ export async function settleRoutes(
         SettleFeeBudget.read(ctx, key.address),
       );
       const out = new Readable({ read() {} });
-      const write = (value: unknown) => {
+      const write = (value: BatchSettleLine) => {
         if (!out.destroyed) out.push(`${JSON.stringify(value)}\n`);
       };
       const work = runSettleBatch(

@@ -24,6 +24,16 @@ import { type ChainClient, findEscrowSettledEvents, lookupTx, queryChainId } fro
 import { ReplicaDirectory } from '@gonka-gateway/escrow-runtime';
 import { METRIC_PREFIX, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
+import type {
+  AdminSummary,
+  EscrowBurn,
+  FundsPoint,
+  ModelFunds,
+  ModelFundsHistory,
+  ReplicaTraffic,
+  SettledEscrowSplit,
+  Traffic,
+} from '../admin-api.js';
 import { settlesIncludedAt } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
 import { type EscrowView, readEscrowViews } from '../escrow/escrow-view.js';
@@ -99,7 +109,11 @@ function readScrape(text: string, at: number): Scrape {
   };
 }
 
-const round = (n: number | null, digits = 1) => (n === null ? null : Number(n.toFixed(digits)));
+function round(n: number, digits?: number): number;
+function round(n: number | null, digits?: number): number | null;
+function round(n: number | null, digits = 1): number | null {
+  return n === null ? null : Number(n.toFixed(digits));
+}
 
 async function settledSplit(chain: ChainClient, txHash: string): Promise<SettledSplit | undefined> {
   const found = await lookupTx(chain, txHash).catch(() => undefined);
@@ -123,12 +137,12 @@ const NO_CHANGE = { locked: 0n, spent: 0n, fees: 0n, returned: 0n } as const;
  * The running totals after each distinct event time, oldest first, ending with a point at the read
  * (`at`) so the steps reach the present; events at one time make one point.
  */
-function stepSeries(events: FundsEvent[], at: number) {
+function stepSeries(events: FundsEvent[], at: number): FundsPoint[] {
   // An escrow registered while this read ran may be newer than the read's own time.
   const end = events.reduce((max, e) => Math.max(max, e.at), at);
   const sorted = [...events, { at: end, ...NO_CHANGE }].sort((a, b) => a.at - b.at);
   const sum = { locked: 0n, spent: 0n, fees: 0n, returned: 0n };
-  const points: { at: string; locked: string; spent: string; fees: string; returned: string }[] = [];
+  const points: FundsPoint[] = [];
   sorted.forEach((e, i) => {
     sum.locked += e.locked;
     sum.spent += e.spent;
@@ -177,7 +191,7 @@ export async function summaryRoutes(app: FastifyInstance, options: SummaryOption
   const previous = new Map<string, Scrape>();
   const settled = new Map<string, SettledSplit>();
   const balances = new Map<number, { at: number; balance: bigint }[]>();
-  let last: { at: number; body: Promise<unknown> } | undefined;
+  let last: { at: number; body: Promise<AdminSummary> } | undefined;
   let chainId: string | undefined;
   // The chain id a new escrow needs (POST /v1/admin/escrows); it never changes, so one read is kept.
   const readChainId = async () => {
@@ -185,7 +199,7 @@ export async function summaryRoutes(app: FastifyInstance, options: SummaryOption
     return chainId ?? null;
   };
 
-  async function traffic() {
+  async function traffic(): Promise<Traffic> {
     const replicas = await directory.entries();
     const reads = await Promise.all(
       replicas.map(async (r) => {
@@ -202,7 +216,7 @@ export async function summaryRoutes(app: FastifyInstance, options: SummaryOption
     let errorsPerS = 0;
     let inFlight = 0;
     let windowS: number | null = null;
-    const rows = reads.map(({ r, scrape: cur, error }) => {
+    const rows = reads.map(({ r, scrape: cur, error }): ReplicaTraffic => {
       if (!cur) return { replica_id: r.replicaId, url: r.url, ok: false, error };
       const prev = previous.get(r.replicaId);
       previous.set(r.replicaId, cur);
@@ -254,7 +268,10 @@ export async function summaryRoutes(app: FastifyInstance, options: SummaryOption
     };
   }
 
-  async function funds(views: EscrowView[], at: number) {
+  async function funds(
+    views: EscrowView[],
+    at: number,
+  ): Promise<{ byModel: ModelFunds[]; settlements: SettledEscrowSplit[]; history: ModelFundsHistory[] }> {
     const [finalizeRows, settledAt] = await Promise.all([
       ctx.sql<{ escrow_id: string; fees: string }[]>`
         select escrow_id::text as escrow_id, fees::text as fees from finalize_documents`,
@@ -263,7 +280,7 @@ export async function summaryRoutes(app: FastifyInstance, options: SummaryOption
     ]);
     const finalizeFees = new Map(finalizeRows.map((r) => [Number(r.escrow_id), BigInt(r.fees)]));
     let lookups = 0;
-    const settlements: { escrow_id: number; spent: string; fees: string; returned: string }[] = [];
+    const settlements: SettledEscrowSplit[] = [];
     const models = new Map<
       string,
       {
@@ -355,9 +372,9 @@ export async function summaryRoutes(app: FastifyInstance, options: SummaryOption
     return { byModel, settlements, history };
   }
 
-  function burn(views: EscrowView[], at: number) {
+  function burn(views: EscrowView[], at: number): EscrowBurn[] {
     const seen = new Set<number>();
-    const out = views.flatMap((v) => {
+    const out = views.flatMap((v): EscrowBurn[] => {
       seen.add(v.escrow_id);
       if (!v.pool || v.state === 'settled') return [];
       const balance = BigInt(v.pool.balance_estimate);
@@ -381,7 +398,7 @@ export async function summaryRoutes(app: FastifyInstance, options: SummaryOption
     return out;
   }
 
-  async function read() {
+  async function read(): Promise<AdminSummary> {
     const at = now();
     const views = await readEscrowViews(ctx);
     const [money, trafficNow, chainId] = await Promise.all([funds(views, at), traffic(), readChainId()]);

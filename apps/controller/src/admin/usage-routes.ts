@@ -4,6 +4,7 @@
 // The queries are in usage/.
 import { GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { UsageTotals } from '../admin-api.js';
 import type { ControllerContext } from '../controller-context.js';
 import { applyCostCorrections } from '../keys/key-store.js';
 import { reconcileEscrow } from '../usage/escrow-reconciliation.js';
@@ -105,7 +106,8 @@ export async function usageRoutes(app: FastifyInstance, options: { ctx: Controll
         const rows = q.group_by === undefined ? [result.total] : result.data;
         return sendCsv(reply, 'usage-totals', toCsv(TOTAL_COLUMNS, rows as never));
       }
-      return { group_by: q.group_by ?? null, ...result };
+      const totals: UsageTotals = { group_by: q.group_by ?? null, ...result };
+      return totals;
     },
   );
 

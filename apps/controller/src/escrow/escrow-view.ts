@@ -5,42 +5,11 @@
 // reserved, nonce ceiling and routing stop) and the latest create/settle tx hashes. Never a private
 // key: only where it comes from.
 import { decodePoolState, escrowTable, UNKNOWN_CEILING_ROUTING_STOP } from '@gonka-gateway/shared';
+import type { EscrowView } from '../admin-api.js';
 import type { ControllerContext } from '../controller-context.js';
 
-export interface EscrowView {
-  escrow_id: number;
-  model_id: string;
-  chain_id: string;
-  creator: string;
-  /** ngonka, decimal string (uint64). */
-  amount: string;
-  epoch_index: string;
-  version: string;
-  state: string;
-  active: boolean;
-  role: string;
-  key_source: 'env' | 'encrypted' | 'default';
-  private_key_env: string | null;
-  nonce: string | null;
-  pool: {
-    status: string;
-    owner: string | null;
-    balance_estimate: string;
-    /** ngonka held by in-flight reservations (what may return to the balance). */
-    reserved: string;
-    /** The escrow's max_nonce as its owner knows it; null while unknown (shared nonce-routing.ts). */
-    nonce_ceiling: string | null;
-    /** Where routing stops for the nonce: max_nonce − (N + 1) − 200, or 19,800 while unknown. */
-    routing_stop: string;
-    cause: string | null;
-  } | null;
-  finalized: boolean;
-  create_tx_hash: string | null;
-  settle_tx_hash: string | null;
-  last_error: string | null;
-  created_at: string;
-  updated_at: string;
-}
+// The shape is the admin API's (admin-api.ts), where the console reads it too.
+export type { EscrowView };
 
 export const escrowViewSchema = {
   type: 'object',

@@ -8,37 +8,14 @@
 // connection: a client that leaves stops only the lines.
 import { findEscrowSettledEvents, lookupTx, type PrivateKey } from '@gonka-gateway/chain';
 import { escrowTable } from '@gonka-gateway/shared';
+import type { SettleErrorCode, SettleLine, SettleSummary } from '../admin-api.js';
 import type { ControllerContext } from '../controller-context.js';
 import type { ControllerJobs } from '../jobs/workers.js';
 import { inFlightCount } from './pool-status.js';
 import { describeShortfall, type SettleFeeBudget } from './settle-fee.js';
 
-export const SETTLE_ERROR_CODES = [
-  'not_found',
-  'already_settled',
-  'wrong_key',
-  'busy',
-  'insufficient_funds',
-  'window_closed',
-  'broadcast_failed',
-  'outcome_unknown',
-  'shutting_down',
-  'settle_failed',
-] as const;
-export type SettleErrorCode = (typeof SETTLE_ERROR_CODES)[number];
-
-export type SettleLine =
-  | { escrow_id: string; ok: true; tx_hash: string | null; refund: string | null }
-  | { escrow_id: string; ok: false; error: { code: SettleErrorCode; message: string } };
-
-export interface SettleSummary {
-  total: number;
-  settled: number;
-  already_settled: number;
-  /** Every line that is neither settled nor already settled. */
-  failed: number;
-  codes: Partial<Record<SettleErrorCode, number>>;
-}
+// The lines and the summary are the admin API's shapes (admin-api.ts), where the console reads them too.
+export type { SettleErrorCode, SettleLine, SettleSummary };
 
 export interface SettleFilter {
   model?: string;

@@ -7,37 +7,15 @@
 // enforced Redis counter of its period when it exists (it is ahead of the ledger by the batch delay).
 import { createHash, randomBytes } from 'node:crypto';
 import { adjustSpendCounter, type BudgetPeriod, budgetPeriodOf, hashApiKey } from '@gonka-gateway/shared';
+import type { KeyView } from '../admin-api.js';
 import { announceChange } from '../announce-change.js';
 import type { ControllerContext } from '../controller-context.js';
 
 /** Lua counts budgets in doubles (apps/proxy admission.ts): a budget stays exact below 2^53. */
 export const MAX_BUDGET_NGONKA = BigInt(Number.MAX_SAFE_INTEGER);
 
-export interface KeyLimits {
-  models: string[] | null;
-  budget_ngonka: string | null;
-  budget_period: BudgetPeriod;
-  rpm: number | null;
-  tpm: number | null;
-  max_concurrent: number | null;
-  expires_at: string | null;
-}
-
-export interface KeyView extends KeyLimits {
-  id: string;
-  name: string;
-  prefix: string;
-  read_only: boolean;
-  status: 'active' | 'revoked' | 'expired';
-  metadata: Record<string, unknown>;
-  period: { start: string; end: string | null };
-  spend_ngonka: string;
-  budget_remaining_ngonka: string | null;
-  last_used_at: string | null;
-  created_at: string | null;
-  rotated_at: string | null;
-  revoked_at: string | null;
-}
+// The view is the admin API's shape (admin-api.ts), where the console reads it too.
+export type { KeyView };
 
 interface Row {
   id: string;

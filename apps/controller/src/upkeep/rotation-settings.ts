@@ -2,6 +2,7 @@
 // row on every pass, so a change through POST /v1/admin/settings applies on the next tick without a
 // restart. Amounts stay decimal strings in the row and become bigint here.
 import type { Sql } from 'postgres';
+import type { StoredRotation } from '../admin-api.js';
 
 export interface RotationModelSettings {
   modelId: string;
@@ -19,22 +20,8 @@ export interface RotationSettings {
   models: RotationModelSettings[];
 }
 
-/** One model of settings.escrow_rotation as the row stores it (and the admin API shows it). */
-export interface StoredRotationModel {
-  model_id: string;
-  temp_count: number;
-  target_count: number;
-  amount: string | number;
-  private_key_env: string;
-  /** The per-model switch for rotation settlement: false = rotated-out escrows are only finalized. */
-  settle?: boolean;
-}
-
-export interface StoredRotation {
-  enabled: boolean;
-  pre_poc_blocks: number;
-  models: StoredRotationModel[];
-}
+// The row's shape is the admin API's (admin-api.ts): GET /v1/debug/rotation shows it as stored.
+export type { StoredRotation };
 
 /** settings.escrow_rotation as stored, or undefined before the settings row exists. */
 export async function readStoredRotation(sql: Sql): Promise<StoredRotation | undefined> {

@@ -3,8 +3,12 @@
 // overall or per key, model, escrow or UTC day, and the records themselves for a CSV export. Money
 // is summed in Postgres numeric and leaves as decimal strings.
 import type { Sql } from 'postgres';
+import type { LedgerTotals, UsageGroupBy } from '../admin-api.js';
 
-export const GROUP_BY = ['key', 'model', 'escrow', 'day'] as const;
+// The totals are the admin API's shape (admin-api.ts), where the console reads them too.
+export type { LedgerTotals };
+
+export const GROUP_BY = ['key', 'model', 'escrow', 'day'] as const satisfies readonly UsageGroupBy[];
 export type GroupBy = (typeof GROUP_BY)[number];
 
 export interface LedgerFilter {
@@ -15,17 +19,6 @@ export interface LedgerFilter {
   /** Inclusive / exclusive ISO times. */
   from?: string;
   to?: string;
-}
-
-export interface LedgerTotals {
-  group: string | null;
-  requests: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_ngonka: string;
-  errors: number;
-  /** Rows still at their reservation (the Finish not yet applied). */
-  unfinalized: number;
 }
 
 /** The key_id a usage row carries for a key as the admin API names it (apps/proxy gate/auth.ts). */
