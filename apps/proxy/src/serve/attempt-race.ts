@@ -297,28 +297,30 @@ class AttemptRace {
   }
 
   /** One attempt's events, read to the end: a dropped attempt's tail still brings its result. */
-  async #follow(a: Attempt, events: AsyncIterable<OwnedInferenceEvent>): Promise<void> {
-    for await (const event of events) {
-      switch (event.kind) {
-        case 'sent':
-          this.#onSent(a, event);
-          break;
-        case 'receipt':
-          this.#onReceipt(a, event.confirmed);
-          break;
-        case 'line':
-          this.#onChunk(a, event.line);
-          break;
-        case 'done':
-          this.#onDone(a);
-          break;
-        case 'result':
-          this.#onResult(a, event.result);
-          break;
-        case 'refused':
-          this.#onRefused(a, event.error);
-          break;
-      }
+  async #follow(a: Attempt, batches: AsyncIterable<readonly OwnedInferenceEvent[]>): Promise<void> {
+    for await (const batch of batches) for (const event of batch) this.#onEvent(a, event);
+  }
+
+  #onEvent(a: Attempt, event: OwnedInferenceEvent): void {
+    switch (event.kind) {
+      case 'sent':
+        this.#onSent(a, event);
+        break;
+      case 'receipt':
+        this.#onReceipt(a, event.confirmed);
+        break;
+      case 'line':
+        this.#onChunk(a, event.line);
+        break;
+      case 'done':
+        this.#onDone(a);
+        break;
+      case 'result':
+        this.#onResult(a, event.result);
+        break;
+      case 'refused':
+        this.#onRefused(a, event.error);
+        break;
     }
   }
 

@@ -303,14 +303,14 @@ export class OwnedSessions implements ClaimTarget {
   }
 
   /**
-   * infer() as a stream of typed events (inference-events.ts) ending with its `result` or `refused`:
-   * what the proxy's attempts consume.
+   * infer() as a stream of typed events in batches (inference-events.ts) ending with its `result`
+   * or `refused`: what the proxy's attempts consume.
    */
   inferenceEvents(
     escrowId: bigint,
     input: InferenceInput,
     options: { readonly signal?: AbortSignal } = {},
-  ): AsyncGenerator<OwnedInferenceEvent, void, undefined> {
+  ): AsyncGenerator<readonly OwnedInferenceEvent[], void, undefined> {
     return inferenceEvents((handlers) => this.infer(escrowId, input, { ...handlers, ...options }));
   }
 
