@@ -4,8 +4,8 @@
 // last the `result` — or `refused` when the session turned the request away before taking a nonce.
 // The proxy consumes it with `for await`; nothing in it calls back into the proxy. Events come in
 // batches, everything queued since the consumer last read: the lines of one host read arrive
-// together, and a wake-up per burst costs a fraction of one per event (an EventEmitter read through
-// events.on and re-yielded one by one cost ≈ 0.12 ms per 70-event answer, the batches ≈ 0.015 ms).
+// together, and one wake-up per burst replaces a promise round per event, most of what an answer's
+// ~70 events cost on the way (docs/performance.md, "Cuts made").
 import type { InferenceHandlers } from '@gonka-gateway/devshard/session';
 
 /** `R`: the session's result (OwnedSessions: OwnedInferenceResult). */
