@@ -6,13 +6,12 @@
 // live in keys/key-store.ts.
 import { BUDGET_PERIODS, GatewayError } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
-import type { KeyWithSecret } from '../admin-api.js';
+import type { KeyView, KeyWithSecret } from '../admin-api.js';
 import type { ControllerContext } from '../controller-context.js';
 import {
   announceKeyChange,
   ENV_KEY_ID,
   envKeyView,
-  type KeyView,
   keyViews,
   MAX_BUDGET_NGONKA,
   newSecret,

@@ -19,13 +19,12 @@ import {
   RULED_CHAT_PARAMETERS,
 } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
-import type { AdminSettings } from '../admin-api.js';
+import type { AdminSettings, StoredRotation } from '../admin-api.js';
 import { announceChange, settledWithin } from '../announce-change.js';
 import { readBlockTime } from '../chain/block-time.js';
 import { readFromNode } from '../chain/node-read.js';
 import type { ControllerContext } from '../controller-context.js';
 import { settleTimingOf } from '../upkeep/retire-by.js';
-import type { StoredRotation } from '../upkeep/rotation-settings.js';
 import { envNameSchema, errorResponses, toUint, uintSchema } from './schemas.js';
 
 /** The settings as a change is merged and checked: the answer's fields, the rotation as stored. */

@@ -9,11 +9,11 @@ import { Readable } from 'node:stream';
 import { ChainError, type PrivateKey, privateKeyFromEnv } from '@gonka-gateway/chain';
 import { GatewayError, openAIErrorSchema } from '@gonka-gateway/shared';
 import type { FastifyInstance } from 'fastify';
-import type { BatchSettleLine } from '../admin-api.js';
+import type { BatchSettleLine, SettleLine } from '../admin-api.js';
 import { readFromNode } from '../chain/node-read.js';
 import type { ControllerContext } from '../controller-context.js';
 import { readEscrowViews } from '../escrow/escrow-view.js';
-import { runSettleBatch, type SettleFilter, type SettleLine, selectEscrows } from '../escrow/settle-batch.js';
+import { runSettleBatch, type SettleFilter, selectEscrows } from '../escrow/settle-batch.js';
 import {
   describeShortfall,
   SettleFeeBudget,

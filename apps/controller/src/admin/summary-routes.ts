@@ -27,6 +27,7 @@ import type { FastifyInstance } from 'fastify';
 import type {
   AdminSummary,
   EscrowBurn,
+  EscrowView,
   FundsPoint,
   ModelFunds,
   ModelFundsHistory,
@@ -36,7 +37,7 @@ import type {
 } from '../admin-api.js';
 import { settlesIncludedAt } from '../chain/commitments.js';
 import type { ControllerContext } from '../controller-context.js';
-import { type EscrowView, readEscrowViews } from '../escrow/escrow-view.js';
+import { readEscrowViews } from '../escrow/escrow-view.js';
 import {
   addBuckets,
   type Buckets,

@@ -8,9 +8,6 @@ import { decodePoolState, escrowTable, UNKNOWN_CEILING_ROUTING_STOP } from '@gon
 import type { EscrowView } from '../admin-api.js';
 import type { ControllerContext } from '../controller-context.js';
 
-// The shape is the admin API's (admin-api.ts), where the console reads it too.
-export type { EscrowView };
-
 export const escrowViewSchema = {
   type: 'object',
   required: ['escrow_id', 'model_id', 'state', 'active'],

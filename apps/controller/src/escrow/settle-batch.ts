@@ -14,9 +14,6 @@ import type { ControllerJobs } from '../jobs/workers.js';
 import { inFlightCount } from './pool-status.js';
 import { describeShortfall, type SettleFeeBudget } from './settle-fee.js';
 
-// The lines and the summary are the admin API's shapes (admin-api.ts), where the console reads them too.
-export type { SettleErrorCode, SettleLine, SettleSummary };
-
 export interface SettleFilter {
   model?: string;
   inactive?: boolean;

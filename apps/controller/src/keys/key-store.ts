@@ -14,9 +14,6 @@ import type { ControllerContext } from '../controller-context.js';
 /** Lua counts budgets in doubles (apps/proxy admission.ts): a budget stays exact below 2^53. */
 export const MAX_BUDGET_NGONKA = BigInt(Number.MAX_SAFE_INTEGER);
 
-// The view is the admin API's shape (admin-api.ts), where the console reads it too.
-export type { KeyView };
-
 interface Row {
   id: string;
   name: string;

@@ -20,9 +20,6 @@ export interface RotationSettings {
   models: RotationModelSettings[];
 }
 
-// The row's shape is the admin API's (admin-api.ts): GET /v1/debug/rotation shows it as stored.
-export type { StoredRotation };
-
 /** settings.escrow_rotation as stored, or undefined before the settings row exists. */
 export async function readStoredRotation(sql: Sql): Promise<StoredRotation | undefined> {
   const [row] = await sql<{ escrow_rotation: StoredRotation }[]>`

@@ -5,9 +5,6 @@
 import type { Sql } from 'postgres';
 import type { LedgerTotals, UsageGroupBy } from '../admin-api.js';
 
-// The totals are the admin API's shape (admin-api.ts), where the console reads them too.
-export type { LedgerTotals };
-
 export const GROUP_BY = ['key', 'model', 'escrow', 'day'] as const satisfies readonly UsageGroupBy[];
 export type GroupBy = (typeof GROUP_BY)[number];
 
