@@ -171,7 +171,7 @@ export interface AdminSummary {
 
 // --- /v1/admin/keys (keys/key-store.ts) ---
 
-/** The budget periods of shared db/schema.ts BUDGET_PERIODS (key-store.ts assigns one to the other). */
+/** The budget periods of shared db/schema.ts BUDGET_PERIODS, kept equal by admin-api.test.ts. */
 export type KeyBudgetPeriod = 'daily' | 'weekly' | 'monthly' | 'total';
 
 export interface KeyLimits {
@@ -270,7 +270,7 @@ export interface AdminSettings {
 export interface HostView {
   participant: string;
   model: string;
-  /** shared redis/host-health.ts HOST_HEALTH_STATES (hosts-routes.ts assigns one to the other). */
+  /** shared redis/host-health.ts HOST_HEALTH_STATES, kept equal by admin-api.test.ts. */
   state: 'healthy' | 'probation' | 'quarantined';
   quarantined_until: string | null;
   times_quarantined: number;
