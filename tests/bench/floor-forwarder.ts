@@ -9,7 +9,9 @@
 // host request signed, two host signatures recovered (the executor receipt and the Finish), one
 // Postgres statement after the answer, and the closing Redis write (release + usage event, one
 // socket write). No session state, no JSON beyond the body, no routing: what a perfect
-// implementation could not avoid.
+// implementation could not avoid. Under concurrency it shares what the proxy shares: the rows that
+// wait while a statement is in flight go in the next one (group commit, architecture §2.3), and
+// the Redis commands of one event-loop turn leave in one write; at c=1 nothing waits.
 // Env: FLOOR_PORT, FLOOR_UPSTREAM (the mock model's base URL); protocol mode also FLOOR_DATABASE_URL,
 // FLOOR_REDIS_URL, FLOOR_REDIS_PREFIX.
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -30,6 +32,37 @@ async function forward(
 ): Promise<{ status: number; body: Buffer }> {
   const res = await request(upstream, { method: 'POST', headers, body });
   return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
+}
+
+/**
+ * Group commit: a row is written at once when no statement of `write` is in flight, else with every
+ * row that arrives meanwhile in the next statement. Resolves when its statement has committed.
+ */
+function groupCommit<Row>(write: (rows: Row[]) => Promise<unknown>): (row: Row) => Promise<void> {
+  let inFlight: Promise<void> | undefined;
+  let next: { rows: Row[]; written: Promise<void> } | undefined;
+  const send = (rows: Row[]): Promise<void> => {
+    const written = write(rows).then(() => {});
+    inFlight = written
+      .catch(() => {})
+      .then(() => {
+        inFlight = undefined;
+      });
+    return written;
+  };
+  return (row) => {
+    if (!inFlight) return send([row]);
+    if (!next) {
+      const rows: Row[] = [];
+      const written = inFlight.then(() => {
+        next = undefined;
+        return send(rows);
+      });
+      next = { rows, written };
+    }
+    next.rows.push(row);
+    return next.written;
+  };
 }
 
 /** The protocol's per-request work around `forward` (FLOOR_MODE=protocol). */
@@ -59,12 +92,30 @@ async function protocolWork(): Promise<(body: Buffer) => Promise<{ status: numbe
     const digest = sha256(randomBytes(200));
     return { digest, signature: host.signDigest65(digest) };
   });
+  const writeAhead = groupCommit(
+    (rows: Record<string, string | Buffer>[]) => sql`insert into floor_diffs ${sql(rows)}`,
+  );
+  const afterAnswer = groupCommit(
+    (rows: Record<string, string | Buffer>[]) => sql`insert into floor_receipts ${sql(rows)}`,
+  );
+  // The Redis commands of one turn in one write, as the proxy's per-turn hold does.
+  let corked = false;
+  const holdForTurn = () => {
+    if (corked || redis.status !== 'ready') return;
+    corked = true;
+    redis.stream.cork();
+    setImmediate(() => {
+      corked = false;
+      redis.stream.uncork();
+    });
+  };
   const inflight = `${prefix}inflight`;
   const tokens = `${prefix}tokens`;
-  let nonce = 0n;
+  let lastNonce = 0n;
   return async (body) => {
     const ticket = randomUUID();
     const inputTokens = Math.ceil(body.length / 4);
+    holdForTurn();
     const admitted = await (redis as unknown as { admit(...a: unknown[]): Promise<number> }).admit(
       inflight,
       tokens,
@@ -74,13 +125,21 @@ async function protocolWork(): Promise<(body: Buffer) => Promise<{ status: numbe
       inputTokens,
     );
     if (admitted !== 1) throw new Error('not admitted');
-    nonce += 1n;
+    // Each request its own nonce: the counter is shared by the requests in flight.
+    lastNonce += 1n;
+    const nonce = lastNonce;
     // The diff: a Start tx (the prompt's hash), a Confirm and a Finish, signed over their bytes.
     const txs = Buffer.concat([sha256(body), randomBytes(480)]);
     const root = sha256(txs);
     const userSig = creator.signDigest65(sha256(Buffer.concat([txs, root])));
-    await sql`insert into floor_diffs (escrow_id, nonce, txs, user_sig, root, prompt)
-      values (1, ${nonce.toString()}::numeric, ${txs}, ${Buffer.from(userSig)}, ${Buffer.from(root)}, ${body})`;
+    await writeAhead({
+      escrow_id: '1',
+      nonce: nonce.toString(),
+      txs,
+      user_sig: Buffer.from(userSig),
+      root: Buffer.from(root),
+      prompt: body,
+    });
     const timestamp = String(Math.floor(Date.now() / 1000));
     const headerSig = creator.signDigest65(sha256(sha256(Buffer.concat([body, Buffer.from(timestamp)]))));
     const answer = await forward(body, {
@@ -93,10 +152,10 @@ async function protocolWork(): Promise<(body: Buffer) => Promise<{ status: numbe
       const s = hostSigned[(Number(nonce) * 2 + k) % hostSigned.length]!;
       recoverPublicKey(s.digest, s.signature);
     }
-    await sql`insert into floor_receipts (escrow_id, nonce, txs)
-      values (1, ${nonce.toString()}::numeric, ${randomBytes(300)})`;
+    await afterAnswer({ escrow_id: '1', nonce: nonce.toString(), txs: randomBytes(300) });
     setImmediate(() => {
       // After the answer, as the proxy does: release and usage event in one socket write.
+      holdForTurn();
       const pipe = redis.pipeline();
       (pipe as unknown as { release(...a: unknown[]): void }).release(inflight, tokens, ticket, inputTokens);
       pipe.xadd(`${prefix}usage`, 'MAXLEN', '~', '10000', '*', 'ticket', ticket, 'nonce', nonce.toString());

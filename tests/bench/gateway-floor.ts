@@ -9,9 +9,10 @@
 // Run: `pnpm bench:floor` (BENCH_REQUESTS per round, default 500; BENCH_ROUNDS, default 3, the
 // targets interleaved in each; BENCH_WARMUP requests to each first, default 2,000). It ends with
 // proxy ÷ protocol floor per round, the figure a change to the gateway's code moves.
-import { startTsProcess, type TsProcess } from '@gonka-gateway/deploy';
+import type { TsProcess } from '@gonka-gateway/deploy';
 import { QWEN_MODEL } from '@gonka-gateway/devnet';
-import { createTestDatabase, createTestRedis, freePort } from '@gonka-gateway/shared/testing';
+import { createTestDatabase, createTestRedis } from '@gonka-gateway/shared/testing';
+import { type FloorMode, startForwarder } from './floor-process.js';
 import { gatewayVsDirect } from './gateway-vs-direct.js';
 import { TICK_US, threadTicks } from './proc-stats.js';
 
@@ -56,27 +57,6 @@ async function measure(target: Target, from: number): Promise<void> {
     else others += ticks;
   }
   target.rounds.push({ main: (main * TICK_US) / N, others: (others * TICK_US) / N, ms });
-}
-
-type FloorMode = 'fastify' | 'http' | 'protocol';
-
-async function startForwarder(
-  mode: FloorMode,
-  upstream: string,
-  env: Record<string, string> = {},
-): Promise<[TsProcess, number]> {
-  const port = await freePort();
-  const child = startTsProcess('tests/bench/floor-forwarder.ts', {
-    ...env,
-    FLOOR_MODE: mode,
-    FLOOR_PORT: String(port),
-    FLOOR_UPSTREAM: upstream,
-  });
-  for (let waited = 0; !child.output().includes('listening'); waited += 50) {
-    if (waited > 30_000) throw new Error(`the ${mode} forwarder did not start:\n${child.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return [child, port];
 }
 
 const range = (values: number[], digits = 0) =>

@@ -10,7 +10,11 @@
 // sent round robin to the replicas directly (as a load balancer would), and share = Σ forwarded ÷
 // Σ served over the replicas, from their /metrics; and per request the Redis commands and read
 // events (server-wide INFO stats) and the proxy's write syscalls (/proc/<pid>/io), the round trips
-// the proxy makes. Nothing is asserted: the figures go to the docs.
+// the proxy makes. Beside them, at each concurrency, the protocol floor (floor-forwarder.ts: only
+// the round trips and curve operations every chat request must make, sharing its statements and
+// Redis writes as the proxy does) on the same requests, so that the proxy's CPU per request reads
+// against what no implementation on this machine goes below at that concurrency. Nothing is
+// asserted: the figures go to the docs.
 // Run: `pnpm bench:load`; environment BENCH_SECONDS (per run, default 5), BENCH_CONCURRENCY
 // (a comma list, default 1,16,64), BENCH_ESCROWS (a comma list, default 1,8), BENCH_REPLICAS
 // (proxy processes, default 1), BENCH_WARMUP_SECONDS (load at c=4 before the runs of each escrow
@@ -28,6 +32,7 @@ import { bootstrapSettings, loadConfig } from '@gonka-gateway/shared';
 import { createTestDatabase, createTestRedis, freePort, type TestRedis } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
 import { type DevnetChild, openBenchEscrow, startDevnetChild } from './devnet-child.js';
+import { startForwarder } from './floor-process.js';
 import { chatPost, type LoadResult, runLoad } from './load.js';
 import { processCpuUs, rssBytes, writeSyscalls } from './proc-stats.js';
 
@@ -114,7 +119,9 @@ interface Row {
   concurrency: number;
   direct: LoadResult;
   gateway: LoadResult;
+  floor: LoadResult;
   proxyCpuUs: number;
+  floorCpuUs: number;
   devnetCpuUs: number;
   mockCpuUs: number;
   forwardedShare: number;
@@ -150,6 +157,7 @@ async function oneEscrowCount(
   const [db, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
   const storeSql = postgres(db.url, { max: 2, onnotice: () => {} });
   const replicas: Replica[] = [];
+  let floorProcess: TsProcess | undefined;
   try {
     const client = createChainClient({ chainRest: devnet.urls.chainRest, publicApi: devnet.urls.node });
     for (let n = 0; n < escrows; n++) {
@@ -226,10 +234,20 @@ async function oneEscrowCount(
     const posts = replicas.map((replica) => chatPost('gateway', replica.url, body, admin));
     const viaGateway = () => posts[next++ % posts.length]!();
     const direct = chatPost('direct', devnet.urls.mlNode, body);
+    // The protocol floor on the same mock model, with its own tables and Redis keys.
+    const [floorChild, floorPort] = await startForwarder('protocol', devnet.urls.mlNode, {
+      FLOOR_DATABASE_URL: db.url,
+      FLOOR_REDIS_URL: redis.url,
+      FLOOR_REDIS_PREFIX: `${redis.prefix}floor:`,
+    });
+    floorProcess = floorChild;
+    const floorPid = floorChild.child.pid!;
+    const viaFloor = chatPost('protocol floor', `http://127.0.0.1:${floorPort}`, body);
     // V8 compiles the proxy's request path over its first ~2,000 requests: warm every replica (round
     // robin) before measuring, and the load generator's own direct path briefly.
     await runLoad('warm-up', viaGateway, { concurrency: 4, seconds: options.warmupSeconds });
     await runLoad('warm-up', direct, { concurrency: 4, seconds: Math.min(3, options.warmupSeconds) });
+    await runLoad('warm-up', viaFloor, { concurrency: 4, seconds: Math.min(5, options.warmupSeconds) });
 
     const pids = replicas.map((r) => r.proc.child.pid!);
     const proxyCpu = () => pids.reduce((sum, pid) => sum + processCpuUs(pid), 0);
@@ -261,12 +279,17 @@ async function oneEscrowCount(
       const r1 = await redisStats(redis.redis);
       const c1 = await counters();
       const served = c1.served - c0.served;
+      const floor0 = processCpuUs(floorPid);
+      const f = await runLoad(`protocol floor, c=${concurrency}`, viaFloor, load);
+      const floorCpuUs = (processCpuUs(floorPid) - floor0) / Math.max(1, f.requests);
       rows.push({
         escrows,
         concurrency,
         direct: d,
         gateway: g,
+        floor: f,
         proxyCpuUs,
+        floorCpuUs,
         devnetCpuUs,
         mockCpuUs,
         forwardedShare: served > 0 ? (c1.forwarded - c0.forwarded) / served : Number.NaN,
@@ -278,11 +301,12 @@ async function oneEscrowCount(
       });
       if (g.firstError) log(`  gateway c=${concurrency}: ${g.errors} errors, first: ${g.firstError}`);
       if (d.firstError) log(`  direct c=${concurrency}: ${d.errors} errors, first: ${d.firstError}`);
+      if (f.firstError) log(`  protocol floor c=${concurrency}: ${f.errors} errors, first: ${f.firstError}`);
       process.stderr.write(`gateway-load: ${escrows} escrows, c=${concurrency} done\n`);
     }
     return rows;
   } finally {
-    await Promise.all(replicas.map((r) => r.proc.stop('SIGTERM')));
+    await Promise.all([...replicas.map((r) => r.proc.stop('SIGTERM')), floorProcess?.stop()]);
     await storeSql.end({ timeout: 5 });
     await Promise.allSettled([db.drop(), redis.cleanup()]);
   }
@@ -337,6 +361,19 @@ export async function gatewayLoad(options: GatewayLoadOptions): Promise<string[]
   for (const r of rows) {
     out.push(
       `| ${r.escrows} | ${r.concurrency} | ${n(r.redisCommands, 2)} | ${n(r.redisReads, 2)} | ${n(r.proxyWrites, 2)} |`,
+    );
+  }
+  // The proxy against the protocol floor run right after it at the same concurrency: what the
+  // gateway's own code adds, the figure a change to it moves (the floor skips the devnet host).
+  out.push(
+    '',
+    '| escrows | c | protocol floor req/s | floor CPU µs/req | proxy CPU µs/req | proxy ÷ floor | proxy − floor µs | floor errors |',
+    '|---|---|---|---|---|---|---|---|',
+  );
+  for (const r of rows) {
+    out.push(
+      `| ${r.escrows} | ${r.concurrency} | ${n(r.floor.rps)} | ${n(r.floorCpuUs)} | ${n(r.proxyCpuUs)} | ` +
+        `${n(r.proxyCpuUs / r.floorCpuUs, 2)} | ${n(r.proxyCpuUs - r.floorCpuUs)} | ${r.floor.errors} |`,
     );
   }
   return out;

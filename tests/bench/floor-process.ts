@@ -1,0 +1,26 @@
+// Starts a forwarder of floor-forwarder.ts as its own process and waits until it listens: the
+// protocol floor (or a bare relay) that gateway-floor.ts and gateway-load.ts measure beside the proxy.
+import { startTsProcess, type TsProcess } from '@gonka-gateway/deploy';
+import { freePort } from '@gonka-gateway/shared/testing';
+
+export type FloorMode = 'fastify' | 'http' | 'protocol';
+
+/** The forwarder in `mode`, relaying to `upstream` (the mock model's base URL), and its port. */
+export async function startForwarder(
+  mode: FloorMode,
+  upstream: string,
+  env: Record<string, string> = {},
+): Promise<[TsProcess, number]> {
+  const port = await freePort();
+  const child = startTsProcess('tests/bench/floor-forwarder.ts', {
+    ...env,
+    FLOOR_MODE: mode,
+    FLOOR_PORT: String(port),
+    FLOOR_UPSTREAM: upstream,
+  });
+  for (let waited = 0; !child.output().includes('listening'); waited += 50) {
+    if (waited > 30_000) throw new Error(`the ${mode} forwarder did not start:\n${child.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return [child, port];
+}
