@@ -105,6 +105,90 @@ describe('chat completions through the proxy', () => {
   });
 });
 
+describe('tools and structured output through the proxy', () => {
+  const tools: OpenAI.ChatCompletionTool[] = [
+    {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        parameters: {
+          type: 'object',
+          properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 3 } },
+          required: ['city', 'days'],
+          additionalProperties: false,
+        },
+      },
+    },
+  ];
+
+  it('a tool call comes back whole, non-streamed (assembled from the host stream) and streamed', async () => {
+    const client = stack.client(replica);
+    const completion = await client.chat.completions.create({
+      model: QWEN_MODEL,
+      messages,
+      tools,
+      max_tokens: 64,
+    });
+    const choice = completion.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    const call = choice.message.tool_calls?.[0];
+    expect(call?.type).toBe('function');
+    if (call?.type !== 'function') throw new Error('no function call');
+    expect(call.id).toMatch(/^call_/);
+    expect(call.function.name).toBe('get_weather');
+    const args = JSON.parse(call.function.arguments) as { city: unknown; days: number };
+    expect(typeof args.city).toBe('string');
+    expect(args.days).toBeGreaterThanOrEqual(1);
+
+    // The SDK's stream helper reassembles the deltas into the same message.
+    const stream = client.chat.completions.stream({ model: QWEN_MODEL, messages, tools, max_tokens: 64 });
+    const streamed = await stream.finalChatCompletion();
+    const streamedCall = streamed.choices[0]?.message.tool_calls?.[0];
+    if (streamedCall?.type !== 'function') throw new Error('no streamed function call');
+    expect(streamed.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(streamedCall.function.name).toBe('get_weather');
+    expect(JSON.parse(streamedCall.function.arguments)).toEqual(args);
+
+    // The tool's result goes back; the answer is text.
+    const answer = await client.chat.completions.create({
+      model: QWEN_MODEL,
+      tools,
+      max_tokens: 64,
+      messages: [
+        ...messages,
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: call.id, content: 'sunny, 21 °C' },
+      ],
+    });
+    expect(answer.choices[0]?.finish_reason).toBe('stop');
+    expect(answer.choices[0]?.message.content?.length).toBeGreaterThan(0);
+  });
+
+  it('a json_schema response_format gets JSON content', async () => {
+    const completion = await stack.client(replica).chat.completions.create({
+      model: QWEN_MODEL,
+      messages,
+      max_tokens: 64,
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'person',
+          strict: true,
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string' }, age: { type: 'integer' } },
+            required: ['name', 'age'],
+            additionalProperties: false,
+          },
+        },
+      },
+    });
+    const value = JSON.parse(completion.choices[0]?.message.content ?? '') as { name: unknown; age: unknown };
+    expect(typeof value.name).toBe('string');
+    expect(Number.isInteger(value.age)).toBe(true);
+  });
+});
+
 interface Sent {
   status: number;
   headers: Headers;

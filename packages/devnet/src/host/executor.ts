@@ -72,8 +72,9 @@ function isMessage(m: unknown): m is ChatMessage {
 }
 
 /**
- * The mock model's request: the prompt body's messages and sampling fields, the signed model, and at
- * most the signed max_tokens (the reservation covers no more). Null when the prompt is not an OpenAI
+ * The mock model's request: the prompt body's messages, sampling fields, tools, tool_choice and
+ * response_format, the signed model, and at most the signed max_tokens (the reservation covers no
+ * more). Null when the prompt is not an OpenAI
  * chat request the model can run (the host then refuses instead of signing a receipt it cannot honour).
  */
 export function chatRequestFor(
@@ -108,6 +109,31 @@ export function chatRequestFor(
     ...opt('temperature'),
     ...opt('top_p'),
     ...opt('seed'),
+    ...shapeOf(b),
+  };
+}
+
+/** The fields that shape the answer (tools, structured output), as the mock model reads them. */
+function shapeOf(b: Record<string, unknown>): Pick<ChatRequest, 'tools' | 'tool_choice' | 'response_format'> {
+  const tools = Array.isArray(b.tools)
+    ? b.tools.filter(
+        (t): t is NonNullable<ChatRequest['tools']>[number] =>
+          typeof (t as { function?: { name?: unknown } })?.function?.name === 'string',
+      )
+    : [];
+  const choice = b.tool_choice;
+  const format = b.response_format as ChatRequest['response_format'] | undefined;
+  return {
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(choice === 'none' ||
+    choice === 'auto' ||
+    choice === 'required' ||
+    typeof (choice as { function?: { name?: unknown } })?.function?.name === 'string'
+      ? { tool_choice: choice as ChatRequest['tool_choice'] }
+      : {}),
+    ...(format && typeof format === 'object' && typeof format.type === 'string'
+      ? { response_format: format }
+      : {}),
   };
 }
 

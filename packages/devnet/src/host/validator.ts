@@ -62,10 +62,19 @@ export function servedText(served: string): string {
   for (const line of served.split('\n')) {
     if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
     try {
+      type Calls = { function?: { arguments?: string } }[];
       const body = JSON.parse(line.slice(6)) as {
-        choices?: { delta?: { content?: string }; message?: { content?: string } }[];
+        choices?: {
+          delta?: { content?: string | null; tool_calls?: Calls };
+          message?: { content?: string | null; tool_calls?: Calls };
+        }[];
       };
-      for (const c of body.choices ?? []) text += c.delta?.content ?? c.message?.content ?? '';
+      // The output is the text, or a tool call's arguments (the mock model's Completion.text).
+      for (const c of body.choices ?? []) {
+        const out = c.delta ?? c.message;
+        text += out?.content ?? '';
+        for (const call of out?.tool_calls ?? []) text += call.function?.arguments ?? '';
+      }
     } catch {
       text += '\u0000'; // unparseable output never matches a re-run
     }

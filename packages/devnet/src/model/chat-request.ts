@@ -22,6 +22,17 @@ export interface ChatRequest {
   temperature?: number;
   top_p?: number;
   seed?: number;
+  /** Functions the model may call (OpenAI `tools`); only `function.name` and `parameters` are read. */
+  tools?: ChatTool[];
+  tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+  response_format?:
+    | { type: 'text' | 'json_object' }
+    | { type: 'json_schema'; json_schema: { schema?: unknown } };
+}
+
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; parameters?: unknown };
 }
 
 export const chatRequestSchema = {
@@ -90,7 +101,27 @@ export const chatCompletionResponseSchema = {
         type: 'object',
         properties: {
           index: { type: 'integer' },
-          message: { type: 'object', properties: { role: { type: 'string' }, content: { type: 'string' } } },
+          message: {
+            type: 'object',
+            properties: {
+              role: { type: 'string' },
+              content: { type: ['string', 'null'] },
+              tool_calls: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    id: { type: 'string' },
+                    type: { type: 'string' },
+                    function: {
+                      type: 'object',
+                      properties: { name: { type: 'string' }, arguments: { type: 'string' } },
+                    },
+                  },
+                },
+              },
+            },
+          },
           logprobs: { type: 'null' },
           finish_reason: { type: 'string' },
         },

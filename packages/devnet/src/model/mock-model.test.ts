@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servedText } from '../host/validator.js';
 import { createApp, listen } from '../http.js';
 import type { ChatRequest } from './chat-request.js';
 import { completionBody, MockModel, streamFrames } from './mock-model.js';
@@ -74,6 +75,109 @@ describe('MockModel', () => {
   });
 });
 
+describe('MockModel with tools and structured output', () => {
+  const model = new MockModel();
+  const weather = {
+    type: 'function' as const,
+    function: {
+      name: 'get_weather',
+      parameters: {
+        type: 'object',
+        properties: {
+          city: { type: 'string' },
+          days: { type: 'integer', minimum: 1, maximum: 7 },
+          unit: { enum: ['c', 'f'] },
+          note: { anyOf: [{ type: 'null' }, { type: 'string' }] },
+        },
+        required: ['city', 'days', 'unit', 'note'],
+      },
+    },
+  };
+  const time = { type: 'function' as const, function: { name: 'get_time', parameters: { type: 'object' } } };
+  const withTools: ChatRequest = { ...request, tools: [weather, time] };
+
+  it('calls the first tool with arguments that fit its schema, streamed as OpenAI does', () => {
+    const c = model.complete(withTools);
+    expect(c.toolCall?.name).toBe('get_weather');
+    expect(c.finishReason).toBe('tool_calls');
+    const args = JSON.parse(c.text);
+    expect(typeof args.city).toBe('string');
+    expect(Number.isInteger(args.days) && args.days >= 1 && args.days <= 7).toBe(true);
+    expect(['c', 'f']).toContain(args.unit);
+    expect(typeof args.note).toBe('string');
+    expect(model.complete(withTools).text).toBe(c.text);
+
+    const chunks = streamFrames(c, false)
+      .slice(0, -1)
+      .map((f) => JSON.parse(f.slice(6)));
+    expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: null });
+    expect(chunks[1].choices[0].delta.tool_calls[0]).toMatchObject({
+      index: 0,
+      id: c.toolCall!.id,
+      type: 'function',
+      function: { name: 'get_weather' },
+    });
+    const streamed = chunks.map((k) =>
+      (k.choices[0].delta.tool_calls ?? []).map(
+        (t: { function: { arguments: string } }) => t.function.arguments,
+      ),
+    );
+    expect(streamed.flat().join('')).toBe(c.text);
+    expect(chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
+    expect(servedText(streamFrames(c, false).join(''))).toBe(c.text);
+
+    expect(completionBody(c).choices[0]!.message).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: c.toolCall!.id, type: 'function', function: { name: 'get_weather', arguments: c.text } },
+      ],
+    });
+  });
+
+  it('follows tool_choice, and answers a tool result in text', () => {
+    const named = model.complete({
+      ...withTools,
+      tool_choice: { type: 'function', function: { name: 'get_time' } },
+    });
+    expect(named.toolCall?.name).toBe('get_time');
+    expect(JSON.parse(named.text)).toEqual({});
+    expect(model.complete({ ...withTools, tool_choice: 'none' }).toolCall).toBeUndefined();
+    const afterResult: ChatRequest = {
+      ...withTools,
+      messages: [...request.messages, { role: 'assistant', content: '' }, { role: 'tool', content: 'sunny' }],
+    };
+    const answer = model.complete(afterResult);
+    expect(answer.toolCall).toBeUndefined();
+    expect(answer.finishReason).toBe('stop');
+    expect(model.complete({ ...afterResult, tool_choice: 'required' }).toolCall?.name).toBe('get_weather');
+  });
+
+  it('answers a json_schema or json_object response_format with JSON, cut by max_tokens', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string' },
+        tags: { type: 'array', items: { type: 'string' }, minItems: 2 },
+      },
+    };
+    const format = { type: 'json_schema' as const, json_schema: { schema } };
+    const c = model.complete({ ...request, response_format: format });
+    const value = JSON.parse(c.text);
+    expect(typeof value.name).toBe('string');
+    expect(value.tags).toHaveLength(2);
+    expect(c.finishReason).toBe('stop');
+    expect(c.completionTokens).toBe(c.pieces.length);
+    expect(
+      typeof JSON.parse(model.complete({ ...request, response_format: { type: 'json_object' } }).text).answer,
+    ).toBe('string');
+    const cut = model.complete({ ...request, response_format: format, max_tokens: 3 });
+    expect(cut.completionTokens).toBe(3);
+    expect(cut.finishReason).toBe('length');
+    expect(c.text.startsWith(cut.text)).toBe(true);
+  });
+});
+
 describe('model over HTTP', () => {
   const model = new MockModel();
   const app = createApp(false);
@@ -112,6 +216,32 @@ describe('model over HTTP', () => {
     const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
     expect(text).toBe(model.complete(request).text);
     expect(chunks.at(-1).usage.completion_tokens).toBe(countTokens(text));
+  });
+
+  it('serves a tool call in the non-streaming completion', async () => {
+    const body = {
+      ...request,
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+        },
+      ],
+    };
+    const res = await post(body);
+    expect(res.status).toBe(200);
+    const c = model.complete(body as ChatRequest);
+    expect(await res.json()).toMatchObject({
+      choices: [
+        {
+          message: {
+            content: null,
+            tool_calls: [{ type: 'function', function: { name: 'lookup', arguments: c.text } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    });
   });
 
   it('rejects content that is neither a string nor text parts (400)', async () => {

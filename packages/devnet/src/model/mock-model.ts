@@ -2,9 +2,14 @@
 // messages and the sampling parameters (not max_tokens, which only truncates it), so the same
 // request always yields the same text, and a larger max_tokens extends it. Token counts come from
 // the shared tokenizer for prompt and completion. Latency (time to first token, per token) is a
-// runtime setting; zero means no timers at all.
+// runtime setting; zero means no timers at all. As a served model does for OpenAI clients' tools and
+// structured output: a request with `tools` gets a call of one of them (the named one for a named
+// tool_choice, else the first; none for tool_choice "none", nor in answer to a tool result unless a
+// call is required), its arguments generated from the function's JSON schema; a `json_schema`
+// response_format gets a JSON value generated from its schema, `json_object` a JSON object. Their
+// text streams in pieces as words do, truncated by max_tokens the same way.
 import { sha256 } from '@gonka-gateway/chain';
-import { type ChatRequest, promptText, requestedMaxTokens } from './chat-request.js';
+import { type ChatRequest, type ChatTool, promptText, requestedMaxTokens } from './chat-request.js';
 import { countTokens } from './tokenizer.js';
 
 export interface MockModelLatency {
@@ -18,10 +23,13 @@ export interface Completion {
   model: string;
   /** Text deltas, one per completion token; their concatenation is `text`. */
   pieces: string[];
+  /** The answer's text, or the tool call's arguments (JSON). */
   text: string;
+  /** The function called instead of a text answer; its arguments are `text`. */
+  toolCall?: { id: string; name: string };
   promptTokens: number;
   completionTokens: number;
-  finishReason: 'stop' | 'length';
+  finishReason: 'stop' | 'length' | 'tool_calls';
 }
 
 const VOCABULARY = (
@@ -45,6 +53,67 @@ function prng(seed: number): () => number {
 
 const capitalize = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
 
+/**
+ * A value that fits a JSON schema, drawn with `next`: `const`, then `enum`, then the first
+ * non-null branch of anyOf/oneOf/allOf, then by type (every property of an object, 1–3 array items,
+ * a word for a string, an integer within minimum/maximum for a number). `$ref` and formats are not
+ * followed: the model answers, it does not validate.
+ */
+export function sampleOfSchema(schema: unknown, next: () => number, depth = 0): unknown {
+  if (schema === null || typeof schema !== 'object' || depth > 8) return null;
+  const s = schema as Record<string, unknown>;
+  if ('const' in s) return s.const;
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[next() % s.enum.length];
+  for (const key of ['anyOf', 'oneOf', 'allOf']) {
+    const options = s[key];
+    if (Array.isArray(options) && options.length > 0) {
+      const branch = options.find((o) => (o as { type?: unknown })?.type !== 'null') ?? options[0];
+      return sampleOfSchema(branch, next, depth + 1);
+    }
+  }
+  const type = Array.isArray(s.type)
+    ? s.type.find((t) => t !== 'null')
+    : (s.type ?? (s.properties ? 'object' : undefined));
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      const properties = (s.properties ?? {}) as Record<string, unknown>;
+      for (const [name, property] of Object.entries(properties))
+        out[name] = sampleOfSchema(property, next, depth + 1);
+      return out;
+    }
+    case 'array': {
+      const count = Math.min(3, Math.max(1, Number(s.minItems ?? 1) || 1));
+      return Array.from({ length: count }, () => sampleOfSchema(s.items, next, depth + 1));
+    }
+    case 'integer':
+    case 'number': {
+      const min = typeof s.minimum === 'number' ? Math.ceil(s.minimum) : 0;
+      const max = typeof s.maximum === 'number' ? Math.floor(s.maximum) : min + 100;
+      return min + (next() % (Math.max(0, max - min) + 1));
+    }
+    case 'boolean':
+      return next() % 2 === 0;
+    case 'null':
+      return null;
+    default:
+      return VOCABULARY[next() % VOCABULARY.length];
+  }
+}
+
+/** JSON text in pieces as a tokenizer would cut it: runs of letters and digits, or one other char. */
+const jsonPieces = (json: string) => json.match(/[A-Za-z0-9_]+|./gs) ?? [];
+
+/** The tool `req` calls, if it calls one (see the header). */
+function calledTool(req: ChatRequest): ChatTool | undefined {
+  const tools = req.tools ?? [];
+  const choice = req.tool_choice;
+  if (tools.length === 0 || choice === 'none') return undefined;
+  if (typeof choice === 'object') return tools.find((t) => t.function.name === choice.function.name);
+  if (choice !== 'required' && req.messages.at(-1)?.role === 'tool') return undefined;
+  return tools[0];
+}
+
 export class MockModel {
   #latency: MockModelLatency;
   #counter = 0;
@@ -62,20 +131,60 @@ export class MockModel {
   }
 
   complete(req: ChatRequest, nowMs = Date.now()): Completion {
+    const shaped = req.tools !== undefined || req.response_format !== undefined;
     const identity = JSON.stringify([
       req.model,
       req.messages.map((m) => [m.role, m.content]),
       req.temperature ?? null,
       req.top_p ?? null,
       req.seed ?? null,
+      ...(shaped ? [req.tools ?? null, req.tool_choice ?? null, req.response_format ?? null] : []),
     ]);
     const digest = sha256(new TextEncoder().encode(identity));
     const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);
     const next = prng(view.getUint32(0));
     const natural = 8 + (view.getUint32(4) % 57);
     const max = requestedMaxTokens(req);
-    const length = max !== undefined && max < natural ? max : natural;
+    const tool = calledTool(req);
+    const format = req.response_format;
+    const schema = tool ? (tool.function.parameters ?? { type: 'object' }) : undefined;
+    const json =
+      schema !== undefined
+        ? JSON.stringify(sampleOfSchema(schema, next))
+        : format?.type === 'json_schema'
+          ? JSON.stringify(sampleOfSchema(format.json_schema?.schema ?? { type: 'object' }, next))
+          : format?.type === 'json_object'
+            ? JSON.stringify({ answer: this.#words(natural, next).join('') })
+            : undefined;
+    // A text answer is drawn at its truncated length (no mark ends it); JSON is drawn whole and cut.
+    const whole = json === undefined ? undefined : jsonPieces(json);
+    const length = Math.min(max ?? Number.POSITIVE_INFINITY, whole?.length ?? natural);
+    const pieces = whole ? whole.slice(0, length) : this.#words(length, next);
+    const cut = length < (whole?.length ?? natural);
+    const text = pieces.join('');
+    this.#counter++;
+    return {
+      id: `chatcmpl-${Buffer.from(digest.subarray(8, 20)).toString('hex')}${this.#counter.toString(16)}`,
+      created: Math.floor(nowMs / 1000),
+      model: req.model,
+      pieces,
+      text,
+      ...(tool
+        ? {
+            toolCall: {
+              id: `call_${Buffer.from(digest.subarray(20, 32)).toString('hex')}`,
+              name: tool.function.name,
+            },
+          }
+        : {}),
+      promptTokens: countTokens(promptText(req.messages)),
+      completionTokens: pieces.length,
+      finishReason: cut ? 'length' : tool ? 'tool_calls' : 'stop',
+    };
+  }
 
+  /** `length` word and punctuation pieces drawn with `next`. */
+  #words(length: number, next: () => number): string[] {
     const pieces: string[] = [];
     let sentenceStart = true;
     for (let i = 0; i < length; i++) {
@@ -91,18 +200,7 @@ export class MockModel {
       pieces.push(`${i === 0 ? '' : ' '}${sentenceStart ? capitalize(word) : word}`);
       sentenceStart = false;
     }
-    const text = pieces.join('');
-    this.#counter++;
-    return {
-      id: `chatcmpl-${Buffer.from(digest.subarray(8, 20)).toString('hex')}${this.#counter.toString(16)}`,
-      created: Math.floor(nowMs / 1000),
-      model: req.model,
-      pieces,
-      text,
-      promptTokens: countTokens(promptText(req.messages)),
-      completionTokens: pieces.length,
-      finishReason: length < natural ? 'length' : 'stop',
-    };
+    return pieces;
   }
 }
 
@@ -124,7 +222,19 @@ export function completionBody(c: Completion) {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant' as const, content: c.text },
+        message: c.toolCall
+          ? {
+              role: 'assistant' as const,
+              content: null,
+              tool_calls: [
+                {
+                  id: c.toolCall.id,
+                  type: 'function',
+                  function: { name: c.toolCall.name, arguments: c.text },
+                },
+              ],
+            }
+          : { role: 'assistant' as const, content: c.text },
         logprobs: null,
         finish_reason: c.finishReason,
       },
@@ -147,11 +257,29 @@ export function streamFrames(c: Completion, includeUsage: boolean): string[] {
       choices,
       ...(includeUsage ? { usage: usage ?? null } : {}),
     })}\n\n`;
+  const call = c.toolCall;
   const frames = [
-    chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
+    chunk([
+      {
+        index: 0,
+        delta: { role: 'assistant', content: call ? null : '' },
+        logprobs: null,
+        finish_reason: null,
+      },
+    ]),
   ];
-  for (const piece of c.pieces) {
-    frames.push(chunk([{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }]));
+  for (const [i, piece] of c.pieces.entries()) {
+    // A tool call's first delta names it; the later ones carry more of its arguments.
+    const delta = !call
+      ? { content: piece }
+      : i === 0
+        ? {
+            tool_calls: [
+              { index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: piece } },
+            ],
+          }
+        : { tool_calls: [{ index: 0, function: { arguments: piece } }] };
+    frames.push(chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]));
   }
   frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: c.finishReason }]));
   if (includeUsage) frames.push(chunk([], usageOf(c)));
