@@ -171,6 +171,24 @@ describe('MockModel with tools and structured output', () => {
     expect(
       typeof JSON.parse(model.complete({ ...request, response_format: { type: 'json_object' } }).text).answer,
     ).toBe('string');
+    const asked = model.complete({
+      ...request,
+      response_format: { type: 'json_object' },
+      messages: [
+        {
+          role: 'system',
+          content: `JSON schema:\n${JSON.stringify(schema)}\nAnswer with a JSON object that matches it.`,
+        },
+        { role: 'user', content: 'Invent {a} person.' },
+      ],
+    });
+    expect(Object.keys(JSON.parse(asked.text))).toEqual(['name', 'tags']);
+    const safe = { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
+    const n = JSON.parse(
+      model.complete({ ...request, response_format: { type: 'json_schema', json_schema: { schema: safe } } })
+        .text,
+    );
+    expect(n >= 0 && n <= 100).toBe(true);
     const cut = model.complete({ ...request, response_format: format, max_tokens: 3 });
     expect(cut.completionTokens).toBe(3);
     expect(cut.finishReason).toBe('length');

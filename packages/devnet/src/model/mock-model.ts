@@ -6,10 +6,17 @@
 // structured output: a request with `tools` gets a call of one of them (the named one for a named
 // tool_choice, else the first; none for tool_choice "none", nor in answer to a tool result unless a
 // call is required), its arguments generated from the function's JSON schema; a `json_schema`
-// response_format gets a JSON value generated from its schema, `json_object` a JSON object. Their
+// response_format gets a JSON value generated from its schema, `json_object` one generated from a
+// schema found in the prompt (else an object with one "answer"). Their
 // text streams in pieces as words do, truncated by max_tokens the same way.
 import { sha256 } from '@gonka-gateway/chain';
-import { type ChatRequest, type ChatTool, promptText, requestedMaxTokens } from './chat-request.js';
+import {
+  type ChatRequest,
+  type ChatTool,
+  messageText,
+  promptText,
+  requestedMaxTokens,
+} from './chat-request.js';
 import { countTokens } from './tokenizer.js';
 
 export interface MockModelLatency {
@@ -88,9 +95,11 @@ export function sampleOfSchema(schema: unknown, next: () => number, depth = 0): 
     }
     case 'integer':
     case 'number': {
-      const min = typeof s.minimum === 'number' ? Math.ceil(s.minimum) : 0;
-      const max = typeof s.maximum === 'number' ? Math.floor(s.maximum) : min + 100;
-      return min + (next() % (Math.max(0, max - min) + 1));
+      // Small numbers, as a model writes them: from 0 (or the nearest bound) up to 100 more.
+      const min = typeof s.minimum === 'number' ? Math.ceil(s.minimum) : Number.MIN_SAFE_INTEGER;
+      const max = typeof s.maximum === 'number' ? Math.floor(s.maximum) : Number.MAX_SAFE_INTEGER;
+      const low = Math.min(Math.max(0, min), max);
+      return low + (next() % (Math.min(max - low, 100) + 1));
     }
     case 'boolean':
       return next() % 2 === 0;
@@ -103,6 +112,34 @@ export function sampleOfSchema(schema: unknown, next: () => number, depth = 0): 
 
 /** JSON text in pieces as a tokenizer would cut it: runs of letters and digits, or one other char. */
 const jsonPieces = (json: string) => json.match(/[A-Za-z0-9_]+|./gs) ?? [];
+
+/**
+ * The JSON schema a prompt asks the answer to follow, for a `json_object` request: the first JSON
+ * object in the messages that reads as a schema (as clients without structured outputs put one in a
+ * system message). Undefined when there is none.
+ */
+function schemaInPrompt(req: ChatRequest): unknown {
+  for (const message of req.messages) {
+    const text = messageText(message.content);
+    for (let at = text.indexOf('{'); at >= 0 && at < 65_536; at = text.indexOf('{', at + 1)) {
+      let depth = 0;
+      for (let end = at; end < text.length; end++) {
+        if (text[end] === '{') depth++;
+        else if (text[end] === '}' && --depth === 0) {
+          try {
+            const value = JSON.parse(text.slice(at, end + 1)) as Record<string, unknown>;
+            if (value && typeof value === 'object' && (value.properties || value.type === 'object'))
+              return value;
+          } catch {
+            // Not JSON: look further.
+          }
+          break;
+        }
+      }
+    }
+  }
+  return undefined;
+}
 
 /** The tool `req` calls, if it calls one (see the header). */
 function calledTool(req: ChatRequest): ChatTool | undefined {
@@ -154,7 +191,9 @@ export class MockModel {
         : format?.type === 'json_schema'
           ? JSON.stringify(sampleOfSchema(format.json_schema?.schema ?? { type: 'object' }, next))
           : format?.type === 'json_object'
-            ? JSON.stringify({ answer: this.#words(natural, next).join('') })
+            ? JSON.stringify(
+                sampleOfSchema(schemaInPrompt(req), next) ?? { answer: this.#words(natural, next).join('') },
+              )
             : undefined;
     // A text answer is drawn at its truncated length (no mark ends it); JSON is drawn whole and cut.
     const whole = json === undefined ? undefined : jsonPieces(json);
