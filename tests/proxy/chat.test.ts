@@ -1,5 +1,6 @@
 // The proxy end to end, one replica in this process on the devnet: the official openai client against
-// the proxy, streaming and not; every 4xx has the OpenAI shape and takes no nonce; access modes,
+// the proxy, streaming and not; tool calls, structured output and logprobs (the devnet's mock model
+// answers them as a served model does); every 4xx has the OpenAI shape and takes no nonce; access modes,
 // max_tokens, admission, disabled mode, /v1/models, /v1/status, /healthz, /readyz; a client that
 // leaves before the first byte, mid-stream or after the last chunk leaves the session consistent
 // with the Finish folded in; a cut stream and a tampered Finish are counted by served-bytes verdict.
@@ -105,7 +106,7 @@ describe('chat completions through the proxy', () => {
   });
 });
 
-describe('tools and structured output through the proxy', () => {
+describe('tools, structured output and logprobs through the proxy', () => {
   const tools: OpenAI.ChatCompletionTool[] = [
     {
       type: 'function',
@@ -162,6 +163,40 @@ describe('tools and structured output through the proxy', () => {
     });
     expect(answer.choices[0]?.finish_reason).toBe('stop');
     expect(answer.choices[0]?.message.content?.length).toBeGreaterThan(0);
+  });
+
+  it('logprobs come back per token, non-streamed and streamed, with the top_logprobs asked', async () => {
+    const client = stack.client(replica);
+    const completion = await client.chat.completions.create({
+      model: QWEN_MODEL,
+      messages,
+      max_tokens: 16,
+      logprobs: true,
+      top_logprobs: 2,
+    });
+    const content = completion.choices[0]?.logprobs?.content ?? [];
+    expect(content.length).toBe(completion.usage?.completion_tokens);
+    expect(content.map((t) => t.token).join('')).toBe(completion.choices[0]?.message.content);
+    for (const t of content) expect(t.top_logprobs).toHaveLength(2);
+
+    const stream = await client.chat.completions.create({
+      model: QWEN_MODEL,
+      messages,
+      max_tokens: 16,
+      logprobs: true,
+      top_logprobs: 1,
+      stream: true,
+    });
+    let text = '';
+    let tokens = '';
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      for (const t of chunk.choices[0]?.logprobs?.content ?? []) {
+        tokens += t.token;
+        expect(t.top_logprobs).toHaveLength(1);
+      }
+    }
+    expect(tokens).toBe(text);
   });
 
   it('a json_schema response_format gets JSON content', async () => {

@@ -72,8 +72,8 @@ function isMessage(m: unknown): m is ChatMessage {
 }
 
 /**
- * The mock model's request: the prompt body's messages, sampling fields, tools, tool_choice and
- * response_format, the signed model, and at most the signed max_tokens (the reservation covers no
+ * The mock model's request: the prompt body's messages, sampling fields, logprobs, tools,
+ * tool_choice and response_format, the signed model, and at most the signed max_tokens (the reservation covers no
  * more). Null when the prompt is not an OpenAI
  * chat request the model can run (the host then refuses instead of signing a receipt it cannot honour).
  */
@@ -109,6 +109,8 @@ export function chatRequestFor(
     ...opt('temperature'),
     ...opt('top_p'),
     ...opt('seed'),
+    ...(b.logprobs === true ? { logprobs: true } : {}),
+    ...opt('top_logprobs'),
     ...shapeOf(b),
   };
 }

@@ -22,6 +22,8 @@ export interface ChatRequest {
   temperature?: number;
   top_p?: number;
   seed?: number;
+  logprobs?: boolean;
+  top_logprobs?: number;
   /** Functions the model may call (OpenAI `tools`); only `function.name` and `parameters` are read. */
   tools?: ChatTool[];
   tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
@@ -122,7 +124,8 @@ export const chatCompletionResponseSchema = {
               },
             },
           },
-          logprobs: { type: 'null' },
+          // null, or { content: [...] } when asked for: any JSON.
+          logprobs: {},
           finish_reason: { type: 'string' },
         },
       },

@@ -196,6 +196,29 @@ describe('MockModel with tools and structured output', () => {
   });
 });
 
+describe('MockModel logprobs', () => {
+  it('gives one per token when asked, with top_logprobs led by the token itself, in chunks too', () => {
+    const model = new MockModel();
+    const plain = model.complete(request);
+    const c = model.complete({ ...request, logprobs: true, top_logprobs: 3 });
+    expect(c.text).toBe(plain.text);
+    expect(plain.logprobs).toBeUndefined();
+    expect(c.logprobs).toHaveLength(c.pieces.length);
+    for (const [i, lp] of c.logprobs!.entries()) {
+      expect(lp.token).toBe(c.pieces[i]);
+      expect(lp.logprob).toBeLessThanOrEqual(0);
+      expect(lp.top_logprobs).toHaveLength(3);
+      expect(lp.top_logprobs[0]).toEqual({ token: lp.token, logprob: lp.logprob, bytes: lp.bytes });
+    }
+    expect(completionBody(c).choices[0]!.logprobs).toEqual({ content: c.logprobs, refusal: null });
+    const chunks = streamFrames(c, false)
+      .slice(1, 1 + c.pieces.length)
+      .map((f) => JSON.parse(f.slice(6)));
+    expect(chunks.map((k) => k.choices[0].logprobs.content[0])).toEqual(c.logprobs);
+    expect(model.complete({ ...request, logprobs: true }).logprobs![0]!.top_logprobs).toEqual([]);
+  });
+});
+
 describe('model over HTTP', () => {
   const model = new MockModel();
   const app = createApp(false);

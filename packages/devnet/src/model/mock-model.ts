@@ -7,7 +7,8 @@
 // tool_choice, else the first; none for tool_choice "none", nor in answer to a tool result unless a
 // call is required), its arguments generated from the function's JSON schema; a `json_schema`
 // response_format gets a JSON value generated from its schema, `json_object` one generated from a
-// schema found in the prompt (else an object with one "answer"). Their
+// schema found in the prompt (else an object with one "answer"). `logprobs` (with `top_logprobs`)
+// gets a log probability per token of a text answer. Their
 // text streams in pieces as words do, truncated by max_tokens the same way.
 import { sha256 } from '@gonka-gateway/chain';
 import {
@@ -34,6 +35,8 @@ export interface Completion {
   text: string;
   /** The function called instead of a text answer; its arguments are `text`. */
   toolCall?: { id: string; name: string };
+  /** Per piece of a text answer, when the request asks for logprobs (OpenAI's `logprobs.content`). */
+  logprobs?: TokenLogprob[];
   promptTokens: number;
   completionTokens: number;
   finishReason: 'stop' | 'length' | 'tool_calls';
@@ -59,6 +62,31 @@ function prng(seed: number): () => number {
 }
 
 const capitalize = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
+
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: { token: string; logprob: number; bytes: number[] }[];
+}
+
+const bytesOf = (token: string) => [...Buffer.from(token, 'utf8')];
+
+/**
+ * Log probabilities of `pieces`, drawn with `next`: each piece the most likely token, then `top - 1`
+ * vocabulary words less likely (OpenAI's shape; top_logprobs up to 20).
+ */
+function logprobsOf(pieces: readonly string[], top: number, next: () => number): TokenLogprob[] {
+  return pieces.map((token) => {
+    const logprob = -((next() % 1000) / 1000);
+    const others = Array.from({ length: Math.max(0, Math.min(top, 20) - 1) }, (_, k) => {
+      const word = ` ${VOCABULARY[next() % VOCABULARY.length]}`;
+      return { token: word, logprob: logprob - 1 - k, bytes: bytesOf(word) };
+    });
+    const top_logprobs = top > 0 ? [{ token, logprob, bytes: bytesOf(token) }, ...others] : [];
+    return { token, logprob, bytes: bytesOf(token), top_logprobs };
+  });
+}
 
 /**
  * A value that fits a JSON schema, drawn with `next`: `const`, then `enum`, then the first
@@ -200,6 +228,9 @@ export class MockModel {
     const length = Math.min(max ?? Number.POSITIVE_INFINITY, whole?.length ?? natural);
     const pieces = whole ? whole.slice(0, length) : this.#words(length, next);
     const cut = length < (whole?.length ?? natural);
+    // Drawn after the answer, so asking for them changes nothing else; a tool call has none.
+    const logprobs =
+      req.logprobs === true && !tool ? logprobsOf(pieces, req.top_logprobs ?? 0, next) : undefined;
     const text = pieces.join('');
     this.#counter++;
     return {
@@ -216,6 +247,7 @@ export class MockModel {
             },
           }
         : {}),
+      ...(logprobs ? { logprobs } : {}),
       promptTokens: countTokens(promptText(req.messages)),
       completionTokens: pieces.length,
       finishReason: cut ? 'length' : tool ? 'tool_calls' : 'stop',
@@ -274,7 +306,7 @@ export function completionBody(c: Completion) {
               ],
             }
           : { role: 'assistant' as const, content: c.text },
-        logprobs: null,
+        logprobs: c.logprobs ? { content: c.logprobs, refusal: null } : null,
         finish_reason: c.finishReason,
       },
     ],
@@ -318,7 +350,8 @@ export function streamFrames(c: Completion, includeUsage: boolean): string[] {
             ],
           }
         : { tool_calls: [{ index: 0, function: { arguments: piece } }] };
-    frames.push(chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]));
+    const logprobs = c.logprobs ? { content: [c.logprobs[i]], refusal: null } : null;
+    frames.push(chunk([{ index: 0, delta, logprobs, finish_reason: null }]));
   }
   frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: c.finishReason }]));
   if (includeUsage) frames.push(chunk([], usageOf(c)));
