@@ -353,6 +353,20 @@ describe('policy from the settings', () => {
     const user = stack.client(replica, USER_KEY);
     expect((await user.models.list()).data).toEqual([]);
     expect((await stack.client(replica).models.list()).data.map((m) => m.id)).toEqual([QWEN_MODEL]);
+    // One model by id (its slash taken as it comes or percent-encoded); 404 for one the key may not use.
+    const listed = (await stack.client(replica).models.list()).data[0];
+    expect(await stack.client(replica).models.retrieve(QWEN_MODEL)).toEqual(listed);
+    const encoded = await fetch(`${replica.url}/v1/models/${encodeURIComponent(QWEN_MODEL)}`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(await encoded.json()).toEqual(listed);
+    await expect(user.models.retrieve(QWEN_MODEL)).rejects.toMatchObject({
+      status: 404,
+      code: 'model_not_found',
+    });
+    await expect(stack.client(replica).models.retrieve('no/such-model')).rejects.toMatchObject({
+      status: 404,
+    });
 
     await stack.updateSettings({ modelLimits: [{ model_id: QWEN_MODEL, access_mode: 'api_key' }] });
     await expect
