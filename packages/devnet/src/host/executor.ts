@@ -72,7 +72,7 @@ function isMessage(m: unknown): m is ChatMessage {
 }
 
 /**
- * The mock model's request: the prompt body's messages, sampling fields, logprobs, tools,
+ * The mock model's request: the prompt body's messages, sampling fields, stop, logprobs, tools,
  * tool_choice and response_format, the signed model, and at most the signed max_tokens (the reservation covers no
  * more). Null when the prompt is not an OpenAI
  * chat request the model can run (the host then refuses instead of signing a receipt it cannot honour).
@@ -110,6 +110,9 @@ export function chatRequestFor(
     ...opt('top_p'),
     ...opt('seed'),
     ...(b.logprobs === true ? { logprobs: true } : {}),
+    ...(typeof b.stop === 'string' || (Array.isArray(b.stop) && b.stop.every((x) => typeof x === 'string'))
+      ? { stop: b.stop as string | string[] }
+      : {}),
     ...opt('top_logprobs'),
     ...shapeOf(b),
   };

@@ -24,6 +24,7 @@ export interface ChatRequest {
   seed?: number;
   logprobs?: boolean;
   top_logprobs?: number;
+  stop?: string | string[];
   /** Functions the model may call (OpenAI `tools`); only `function.name` and `parameters` are read. */
   tools?: ChatTool[];
   tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };

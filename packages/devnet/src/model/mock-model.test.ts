@@ -196,6 +196,20 @@ describe('MockModel with tools and structured output', () => {
   });
 });
 
+describe('MockModel stop sequences', () => {
+  it('ends the answer before the first stop sequence, with finish_reason "stop"', () => {
+    const model = new MockModel();
+    const full = model.complete(request).text;
+    const word = full.split(' ')[2]!;
+    const c = model.complete({ ...request, stop: ['zzz-never', word] });
+    expect(c.text).toBe(full.slice(0, full.indexOf(word)));
+    expect(c.pieces.join('')).toBe(c.text);
+    expect(c.completionTokens).toBe(c.pieces.length);
+    expect(c.finishReason).toBe('stop');
+    expect(model.complete({ ...request, stop: 'zzz-never' }).text).toBe(full);
+  });
+});
+
 describe('MockModel logprobs', () => {
   it('gives one per token when asked, with top_logprobs led by the token itself, in chunks too', () => {
     const model = new MockModel();

@@ -7,7 +7,8 @@
 // tool_choice, else the first; none for tool_choice "none", nor in answer to a tool result unless a
 // call is required), its arguments generated from the function's JSON schema; a `json_schema`
 // response_format gets a JSON value generated from its schema, `json_object` one generated from a
-// schema found in the prompt (else an object with one "answer"). `logprobs` (with `top_logprobs`)
+// schema found in the prompt (else an object with one "answer"). `stop` ends an answer before its
+// first stop sequence (finish_reason "stop"). `logprobs` (with `top_logprobs`)
 // gets a log probability per token of a text answer. Their
 // text streams in pieces as words do, truncated by max_tokens the same way.
 import { sha256 } from '@gonka-gateway/chain';
@@ -169,6 +170,29 @@ function schemaInPrompt(req: ChatRequest): unknown {
   return undefined;
 }
 
+/**
+ * `pieces` up to the first occurrence of a stop sequence, which is left out (the last piece cut
+ * before it), as OpenAI's `stop` ends an answer; undefined when none occurs.
+ */
+function stopAt(pieces: readonly string[], stop: ChatRequest['stop']): string[] | undefined {
+  const stops = (typeof stop === 'string' ? [stop] : (stop ?? [])).filter((s) => s.length > 0);
+  const text = pieces.join('');
+  const found = stops.map((s) => text.indexOf(s)).filter((at) => at >= 0);
+  if (found.length === 0) return undefined;
+  const at = Math.min(...found);
+  const kept: string[] = [];
+  let length = 0;
+  for (const piece of pieces) {
+    if (length + piece.length > at) {
+      if (at > length) kept.push(piece.slice(0, at - length));
+      break;
+    }
+    kept.push(piece);
+    length += piece.length;
+  }
+  return kept;
+}
+
 /** The tool `req` calls, if it calls one (see the header). */
 function calledTool(req: ChatRequest): ChatTool | undefined {
   const tools = req.tools ?? [];
@@ -226,8 +250,10 @@ export class MockModel {
     // A text answer is drawn at its truncated length (no mark ends it); JSON is drawn whole and cut.
     const whole = json === undefined ? undefined : jsonPieces(json);
     const length = Math.min(max ?? Number.POSITIVE_INFINITY, whole?.length ?? natural);
-    const pieces = whole ? whole.slice(0, length) : this.#words(length, next);
-    const cut = length < (whole?.length ?? natural);
+    const drawn = whole ? whole.slice(0, length) : this.#words(length, next);
+    const stopped = tool ? undefined : stopAt(drawn, req.stop);
+    const pieces = stopped ?? drawn;
+    const cut = !stopped && length < (whole?.length ?? natural);
     // Drawn after the answer, so asking for them changes nothing else; a tool call has none.
     const logprobs =
       req.logprobs === true && !tool ? logprobsOf(pieces, req.top_logprobs ?? 0, next) : undefined;
