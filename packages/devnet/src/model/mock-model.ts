@@ -144,8 +144,8 @@ const jsonPieces = (json: string) => json.match(/[A-Za-z0-9_]+|./gs) ?? [];
 
 /**
  * The JSON schema a prompt asks the answer to follow, for a `json_object` request: the first JSON
- * object in the messages that reads as a schema (as clients without structured outputs put one in a
- * system message). Undefined when there is none.
+ * object in the messages that reads as a schema (JSON mode leaves the shape to the prompt; a served
+ * model follows a schema written there). Undefined when there is none: the model cannot guess one.
  */
 function schemaInPrompt(req: ChatRequest): unknown {
   for (const message of req.messages) {
