@@ -17,7 +17,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { PrivateKey, recoverPublicKey, sha256 } from '@gonka-gateway/chain';
-import { openRedis } from '@gonka-gateway/shared';
+import { holdForTurn, openRedis } from '@gonka-gateway/shared';
 import Fastify from 'fastify';
 import postgres from 'postgres';
 import { request } from 'undici';
@@ -98,24 +98,14 @@ async function protocolWork(): Promise<(body: Buffer) => Promise<{ status: numbe
   const afterAnswer = groupCommit(
     (rows: Record<string, string | Buffer>[]) => sql`insert into floor_receipts ${sql(rows)}`,
   );
-  // The Redis commands of one turn in one write, as the proxy's per-turn hold does.
-  let corked = false;
-  const holdForTurn = () => {
-    if (corked || redis.status !== 'ready') return;
-    corked = true;
-    redis.stream.cork();
-    setImmediate(() => {
-      corked = false;
-      redis.stream.uncork();
-    });
-  };
   const inflight = `${prefix}inflight`;
   const tokens = `${prefix}tokens`;
   let lastNonce = 0n;
   return async (body) => {
     const ticket = randomUUID();
     const inputTokens = Math.ceil(body.length / 4);
-    holdForTurn();
+    // The Redis commands of one turn in one write, with the proxy's own per-turn hold.
+    holdForTurn(redis);
     const admitted = await (redis as unknown as { admit(...a: unknown[]): Promise<number> }).admit(
       inflight,
       tokens,
@@ -155,7 +145,7 @@ async function protocolWork(): Promise<(body: Buffer) => Promise<{ status: numbe
     await afterAnswer({ escrow_id: '1', nonce: nonce.toString(), txs: randomBytes(300) });
     setImmediate(() => {
       // After the answer, as the proxy does: release and usage event in one socket write.
-      holdForTurn();
+      holdForTurn(redis);
       const pipe = redis.pipeline();
       (pipe as unknown as { release(...a: unknown[]): void }).release(inflight, tokens, ticket, inputTokens);
       pipe.xadd(`${prefix}usage`, 'MAXLEN', '~', '10000', '*', 'ticket', ticket, 'nonce', nonce.toString());

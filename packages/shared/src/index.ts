@@ -81,6 +81,7 @@ export {
 } from './redis/host-health.js';
 export { type RedisKeys, redisKeys } from './redis/keys.js';
 export { nonceRoutingStop, ROUTING_MARGIN, UNKNOWN_CEILING_ROUTING_STOP } from './redis/nonce-routing.js';
+export { holdForTurn, inOneWrite } from './redis/one-write.js';
 export {
   DEPLETION_THRESHOLD,
   decodePoolState,

@@ -10,9 +10,8 @@
 // budget as the period's spend counter plus the reservations in flight. The serving replica settles
 // the budget when the request ends (`settle`: the reservation becomes the served cost); a
 // reservation nobody settles (its replica died) expires like any entry.
-import { adjustSpendCounter, type RedisKeys } from '@gonka-gateway/shared';
+import { adjustSpendCounter, holdForTurn, type RedisKeys } from '@gonka-gateway/shared';
 import type { Redis } from 'ioredis';
-import { holdForTurn } from './one-write.js';
 
 // KEYS: 1 requests zset, 2 tokens hash, 3 key rpm zset, 4 key tpm zset, 5 key tpm tokens hash,
 // 6 key in-flight zset, 7 key reservations zset, 8 key reservation ngonka hash, 9 key spend counter.
@@ -252,7 +251,7 @@ export class Admission {
     const now = Date.now();
     const id = key?.keyId ?? NO_KEY;
     const budget = key?.budget;
-    // Concurrent requests' admissions leave in one write at the end of this turn (one-write.ts).
+    // Concurrent requests' admissions leave in one write at the end of this turn (shared redis/one-write.ts).
     holdForTurn(redis);
     const [ok, reason, a, b, c, d] = (await (redis as unknown as Commands).gwAdmit(
       keys.admissionRequests,

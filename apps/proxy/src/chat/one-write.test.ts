@@ -1,8 +1,7 @@
-import { redisKeys } from '@gonka-gateway/shared';
+import { holdForTurn, inOneWrite, redisKeys } from '@gonka-gateway/shared';
 import { createTestRedis, type TestRedis } from '@gonka-gateway/shared/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Admission } from './admission.js';
-import { holdForTurn, inOneWrite } from './one-write.js';
 import { sendUsage } from './usage-events.js';
 
 let redis: TestRedis;

@@ -6,12 +6,11 @@
 import { performance } from 'node:perf_hooks';
 import type { InferenceCost } from '@gonka-gateway/devshard/session';
 import type { OwnedSessions } from '@gonka-gateway/escrow-runtime';
-import type { RedisKeys } from '@gonka-gateway/shared';
+import { holdForTurn, inOneWrite, type RedisKeys } from '@gonka-gateway/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ProxyMetrics } from '../proxy-metrics.js';
 import type { Admission, KeyAdmission } from './admission.js';
-import { holdForTurn, inOneWrite } from './one-write.js';
 import type { ChatPlan } from './request-plan.js';
 import { type AttemptRecord, sendUsage } from './usage-events.js';
 
@@ -98,7 +97,7 @@ export class RequestAccount {
       deps.metrics.upstreamLatency.observe(served.upstreamMs);
       if (served.ttftMs !== undefined) deps.metrics.timeToFirstToken.observe(served.ttftMs);
     }
-    // Sent in this turn's write, with the other requests' commands of the turn (one-write.ts).
+    // Sent in this turn's write, with the other requests' commands of the turn (shared redis/one-write.ts).
     holdForTurn(deps.redis);
     inOneWrite(deps.redis, () => {
       if (this.ticket !== undefined) void deps.admission.release(this.ticket).catch(() => undefined);
