@@ -2,6 +2,7 @@
 // protocol floor (or a bare relay) that gateway-floor.ts and gateway-load.ts measure beside the proxy.
 import { startTsProcess, type TsProcess } from '@gonka-gateway/deploy';
 import { freePort } from '@gonka-gateway/shared/testing';
+import { benchRuntime } from './bench-runtime.js';
 
 export type FloorMode = 'fastify' | 'http' | 'protocol';
 
@@ -12,12 +13,11 @@ export async function startForwarder(
   env: Record<string, string> = {},
 ): Promise<[TsProcess, number]> {
   const port = await freePort();
-  const child = startTsProcess('tests/bench/floor-forwarder.ts', {
-    ...env,
-    FLOOR_MODE: mode,
-    FLOOR_PORT: String(port),
-    FLOOR_UPSTREAM: upstream,
-  });
+  const child = startTsProcess(
+    'tests/bench/floor-forwarder.ts',
+    { ...env, FLOOR_MODE: mode, FLOOR_PORT: String(port), FLOOR_UPSTREAM: upstream },
+    { runtime: benchRuntime() },
+  );
   for (let waited = 0; !child.output().includes('listening'); waited += 50) {
     if (waited > 30_000) throw new Error(`the ${mode} forwarder did not start:\n${child.output()}`);
     await new Promise((r) => setTimeout(r, 50));

@@ -31,6 +31,7 @@ import { insertEscrowRows } from '@gonka-gateway/escrow-runtime/testing';
 import { bootstrapSettings, loadConfig } from '@gonka-gateway/shared';
 import { createTestDatabase, createTestRedis, freePort, type TestRedis } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
+import { benchRuntime } from './bench-runtime.js';
 import { type DevnetChild, openBenchEscrow, startDevnetChild } from './devnet-child.js';
 import { startForwarder } from './floor-process.js';
 import { chatPost, type LoadResult, runLoad } from './load.js';
@@ -196,7 +197,7 @@ async function oneEscrowCount(
     for (const [i, port] of ports.entries()) {
       replicas.push({
         url: `http://127.0.0.1:${port}`,
-        proc: startTsProcess('apps/proxy/src/main.ts', envFor(port, i)),
+        proc: startTsProcess('apps/proxy/src/main.ts', envFor(port, i), { runtime: benchRuntime() }),
       });
     }
     // Every escrow served, and spread: each replica at least its floor share (the claim loop's

@@ -13,6 +13,7 @@ import { bootstrapSettings, loadConfig } from '@gonka-gateway/shared';
 import { createTestDatabase, createTestRedis } from '@gonka-gateway/shared/testing';
 import postgres from 'postgres';
 import { freePort } from '../support/gateway-process.js';
+import { benchRuntime } from './bench-runtime.js';
 import { openBenchEscrow, startDevnetChild } from './devnet-child.js';
 import { chatPost, compare, formatLoad, type LoadResult, runLoad } from './load.js';
 
@@ -110,7 +111,7 @@ export async function gatewayVsDirect(options: {
         .join(' '),
     };
     await bootstrapSettings(db.db, loadConfig(env));
-    proxy = startTsProcess('apps/proxy/src/main.ts', env);
+    proxy = startTsProcess('apps/proxy/src/main.ts', env, { runtime: benchRuntime() });
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 30_000;
     for (;;) {

@@ -42,10 +42,13 @@ const KINDS: [string, RegExp][] = [
 
 /** Modules, by the innermost JS frame of gateway or dependency code. */
 const MODULES: [string, RegExp][] = [
-  ['devshard protocol: session, state, transport, encodings', /packages\/devshard\/src\//],
-  ['curve and hashing: secp256k1 binding, chain crypto and encoding', /secp256k1@|packages\/chain\/src\//],
-  ['proxy: request path (chat, serve, usage, gate, plugins)', /apps\/proxy\/src\//],
-  ['owned escrows and session store (escrow-runtime)', /packages\/escrow-runtime\/src\//],
+  ['devshard protocol: session, state, transport, encodings', /packages\/devshard\/(src|dist)\//],
+  [
+    'curve and hashing: secp256k1 binding, chain crypto and encoding',
+    /secp256k1@|packages\/chain\/(src|dist)\//,
+  ],
+  ['proxy: request path (chat, serve, usage, gate, plugins)', /apps\/proxy\/(src|dist)\//],
+  ['owned escrows and session store (escrow-runtime)', /packages\/escrow-runtime\/(src|dist)\//],
   ['Postgres client (postgres.js)', /\/postgres@/],
   ['Redis client (ioredis)', /\/ioredis@|redis-parser|denque/],
   ['HTTP client to hosts (undici)', /\/undici@/],

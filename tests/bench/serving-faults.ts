@@ -38,6 +38,7 @@ import { createTestDatabase, createTestRedis, type TestRedis } from '@gonka-gate
 import OpenAI from 'openai';
 import postgres from 'postgres';
 import { freePort } from '../support/gateway-process.js';
+import { benchRuntime } from './bench-runtime.js';
 import { openBenchEscrow, startDevnetChild } from './devnet-child.js';
 
 const ADMIN = `sk-admin-${randomBytes(24).toString('hex')}`;
@@ -383,7 +384,7 @@ export async function servingFaults(options: FaultBenchOptions): Promise<string[
         LOG_LEVEL: 'warn',
       };
       if (results.length === 0) await bootstrapSettings(db.db, loadConfig(env));
-      proxy = startTsProcess('apps/proxy/src/main.ts', env);
+      proxy = startTsProcess('apps/proxy/src/main.ts', env, { runtime: benchRuntime() });
       const url = `http://127.0.0.1:${port}`;
       const id = escrowId.toString();
       const deadline = Date.now() + 60_000;

@@ -23,7 +23,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { dropTestDatabase, freePort } from '@gonka-gateway/shared/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clearRedisPrefix } from '../devnet-state.js';
-import { REPO_ROOT } from '../ts-process.js';
+import { nodeArgsFor, REPO_ROOT } from '../ts-process.js';
 import { readDeployFile } from './deploy-files.js';
 
 const dockerfile = readDeployFile('Dockerfile');
@@ -130,6 +130,8 @@ describe('deploy/Dockerfile', () => {
   it('maps each entrypoint to a compiled main.js of a program whose tsconfig compiles src to dist', () => {
     for (const [program, dir] of Object.entries(PROGRAMS)) {
       expect(entrypoint).toContain(`${program}) exec node ${dir}/dist/main.js "$@" ;;`);
+      // The benchmarks' compiled runtime runs each program as this entrypoint does.
+      expect(nodeArgsFor(`${dir}/src/main.ts`, 'compiled')).toEqual([`${dir}/dist/main.js`]);
       expect(existsSync(join(REPO_ROOT, dir, 'src/main.ts')), dir).toBe(true);
       const tsconfig = JSON.parse(readFileSync(join(REPO_ROOT, dir, 'tsconfig.json'), 'utf8'));
       expect(tsconfig.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
