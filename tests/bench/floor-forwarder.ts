@@ -17,6 +17,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { PrivateKey, recoverPublicKey, sha256 } from '@gonka-gateway/chain';
+import { GroupCommit } from '@gonka-gateway/escrow-runtime';
 import { holdForTurn, openRedis } from '@gonka-gateway/shared';
 import Fastify from 'fastify';
 import postgres from 'postgres';
@@ -34,35 +35,26 @@ async function forward(
   return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
 }
 
+type Row = Record<string, string | Buffer>;
+
 /**
- * Group commit: a row is written at once when no statement of `write` is in flight, else with every
- * row that arrives meanwhile in the next statement. Resolves when its statement has committed.
+ * The store's own group commit around a multi-row insert: a row goes at once when no statement is
+ * in flight, else with every row that arrives meanwhile in the next one (each row its own key, as
+ * the proxy's pipelined diffs of one escrow share a write). Resolves when its statement committed.
  */
-function groupCommit<Row>(write: (rows: Row[]) => Promise<unknown>): (row: Row) => Promise<void> {
-  let inFlight: Promise<void> | undefined;
-  let next: { rows: Row[]; written: Promise<void> } | undefined;
-  const send = (rows: Row[]): Promise<void> => {
-    const written = write(rows).then(() => {});
-    inFlight = written
-      .catch(() => {})
-      .then(() => {
-        inFlight = undefined;
-      });
-    return written;
-  };
-  return (row) => {
-    if (!inFlight) return send([row]);
-    if (!next) {
-      const rows: Row[] = [];
-      const written = inFlight.then(() => {
-        next = undefined;
-        return send(rows);
-      });
-      next = { rows, written };
-    }
-    next.rows.push(row);
-    return next.written;
-  };
+function groupCommit(insert: (rows: Row[]) => Promise<unknown>): (row: Row) => Promise<void> {
+  const commit = new GroupCommit<Row>({
+    key: (row) => String(row.nonce),
+    maxBatch: 4_096,
+    one: async (row) => {
+      await insert([row]);
+    },
+    many: async (carried) => {
+      await insert(carried.map((c) => c.entry));
+      for (const c of carried) c.resolve();
+    },
+  });
+  return (row) => commit.submit(row);
 }
 
 /** The protocol's per-request work around `forward` (FLOOR_MODE=protocol). */
@@ -92,12 +84,8 @@ async function protocolWork(): Promise<(body: Buffer) => Promise<{ status: numbe
     const digest = sha256(randomBytes(200));
     return { digest, signature: host.signDigest65(digest) };
   });
-  const writeAhead = groupCommit(
-    (rows: Record<string, string | Buffer>[]) => sql`insert into floor_diffs ${sql(rows)}`,
-  );
-  const afterAnswer = groupCommit(
-    (rows: Record<string, string | Buffer>[]) => sql`insert into floor_receipts ${sql(rows)}`,
-  );
+  const writeAhead = groupCommit((rows) => sql`insert into floor_diffs ${sql(rows)}`);
+  const afterAnswer = groupCommit((rows) => sql`insert into floor_receipts ${sql(rows)}`);
   const inflight = `${prefix}inflight`;
   const tokens = `${prefix}tokens`;
   let lastNonce = 0n;

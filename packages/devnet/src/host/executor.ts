@@ -73,9 +73,9 @@ function isMessage(m: unknown): m is ChatMessage {
 
 /**
  * The mock model's request: the prompt body's messages, sampling fields, stop, logprobs, tools,
- * tool_choice and response_format, the signed model, and at most the signed max_tokens (the reservation covers no
- * more). Null when the prompt is not an OpenAI
- * chat request the model can run (the host then refuses instead of signing a receipt it cannot honour).
+ * tool_choice and response_format, the signed model, and at most the signed max_tokens (the
+ * reservation covers no more). Null when the prompt is not an OpenAI chat request the model can run
+ * (the host then refuses instead of signing a receipt it cannot honour).
  */
 export function chatRequestFor(
   start: MsgStartInference,

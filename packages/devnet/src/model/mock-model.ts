@@ -8,9 +8,9 @@
 // call is required), its arguments generated from the function's JSON schema; a `json_schema`
 // response_format gets a JSON value generated from its schema, `json_object` one generated from a
 // schema found in the prompt (else an object with one "answer"). `stop` ends an answer before its
-// first stop sequence (finish_reason "stop"). `logprobs` (with `top_logprobs`)
-// gets a log probability per token of a text answer. Their
-// text streams in pieces as words do, truncated by max_tokens the same way.
+// first stop sequence (finish_reason "stop"). `logprobs` (with `top_logprobs`) gets a log
+// probability per token of a text answer. JSON streams in pieces as words do, truncated by
+// max_tokens the same way.
 import { sha256 } from '@gonka-gateway/chain';
 import {
   type ChatRequest,
@@ -236,17 +236,15 @@ export class MockModel {
     const max = requestedMaxTokens(req);
     const tool = calledTool(req);
     const format = req.response_format;
-    const schema = tool ? (tool.function.parameters ?? { type: 'object' }) : undefined;
-    const json =
-      schema !== undefined
-        ? JSON.stringify(sampleOfSchema(schema, next))
-        : format?.type === 'json_schema'
-          ? JSON.stringify(sampleOfSchema(format.json_schema?.schema ?? { type: 'object' }, next))
-          : format?.type === 'json_object'
-            ? JSON.stringify(
-                sampleOfSchema(schemaInPrompt(req), next) ?? { answer: this.#words(natural, next).join('') },
-              )
-            : undefined;
+    const json = tool
+      ? JSON.stringify(sampleOfSchema(tool.function.parameters ?? { type: 'object' }, next))
+      : format?.type === 'json_schema'
+        ? JSON.stringify(sampleOfSchema(format.json_schema?.schema ?? { type: 'object' }, next))
+        : format?.type === 'json_object'
+          ? JSON.stringify(
+              sampleOfSchema(schemaInPrompt(req), next) ?? { answer: this.#words(natural, next).join('') },
+            )
+          : undefined;
     // A text answer is drawn at its truncated length (no mark ends it); JSON is drawn whole and cut.
     const whole = json === undefined ? undefined : jsonPieces(json);
     const length = Math.min(max ?? Number.POSITIVE_INFINITY, whole?.length ?? natural);
