@@ -15,7 +15,14 @@ export async function startForwarder(
   const port = await freePort();
   const child = startTsProcess(
     'tests/bench/floor-forwarder.ts',
-    { ...env, FLOOR_MODE: mode, FLOOR_PORT: String(port), FLOOR_UPSTREAM: upstream },
+    {
+      ...env,
+      FLOOR_MODE: mode,
+      FLOOR_PORT: String(port),
+      FLOOR_UPSTREAM: upstream,
+      // Profiled the same way as the proxy (BENCH_PROXY_NODE_OPTIONS), to compare the two by module.
+      NODE_OPTIONS: process.env.BENCH_FLOOR_NODE_OPTIONS ?? '',
+    },
     { runtime: benchRuntime() },
   );
   for (let waited = 0; !child.output().includes('listening'); waited += 50) {

@@ -19,7 +19,8 @@
 // (a comma list, default 1,16,64), BENCH_ESCROWS (a comma list, default 1,8), BENCH_REPLICAS
 // (proxy processes, default 1), BENCH_WARMUP_SECONDS (load at c=4 before the runs of each escrow
 // count, default 15 ≈ the ~2,000 requests V8 takes to compile the request path), and
-// BENCH_PG_SOCKET_DIR, BENCH_REDIS_SOCKET, BENCH_PROXY_NODE_OPTIONS as the other proxy benches.
+// BENCH_PG_SOCKET_DIR, BENCH_REDIS_SOCKET, BENCH_PROXY_NODE_OPTIONS, BENCH_FLOOR_NODE_OPTIONS as the
+// other proxy benches.
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';

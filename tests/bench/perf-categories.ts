@@ -2,7 +2,8 @@
 // thread of the process, kernel and native libraries included, which V8's own sampling profiler
 // (`--cpu-prof`) cannot see or misplaces (it charges a socket write syscall far more than the kernel
 // spends on it). Two tables: by kind of work (each sample's leaf symbol) and by module (the innermost
-// frame that is gateway or dependency code, so native work counts for the code that called it).
+// frame that is gateway or dependency code, so native work counts for the code that called it); with
+// PERF_TOP=<n> a third, the n gateway functions that cost most with everything they call.
 // Record the proxy of a running bench with V8's jitdump on, so that JIT code keeps exact names after
 // V8 moves it (`--perf-basic-prof` names go stale and misplace samples by module):
 //   BENCH_PROXY_NODE_OPTIONS="--perf-prof --interpreted-frames-native-stack" pnpm bench:load   (…)
@@ -80,6 +81,12 @@ const kinds = new Map<string, number>(KINDS.map(([name]) => [name, 0]));
 const modules = new Map<string, number>([...MODULES.map(([name]) => [name, 0] as [string, number])]);
 const NO_JS = 'no JS frame: event loop, V8 helper threads (GC, compilers), other native';
 modules.set(NO_JS, 0);
+// Gateway functions by inclusive share: a sample counts once for every gateway function on its stack,
+// so a function's figure is everything it and its callees cost. An async function's share covers
+// only the synchronous stretches between its awaits: what runs after an await has the event loop
+// below it, not the function.
+const inclusive = new Map<string, number>();
+const top = Number(process.env.PERF_TOP ?? 0);
 let total = 0;
 // `perf script`: one block per sample, its frames leaf first, "<ip> <symbol> (<dso>)".
 for (const block of perf(['script', '-i', file, '-F', 'ip,sym,dso']).split(/\n\s*\n/)) {
@@ -97,6 +104,18 @@ for (const block of perf(['script', '-i', file, '-F', 'ip,sym,dso']).split(/\n\s
     jsFrames.map((f) => candidates.find(([, re]) => re.test(f))).find((m) => m !== undefined)?.[0];
   const module = owner(MODULES.slice(0, -1)) ?? owner(MODULES.slice(-1)) ?? NO_JS;
   modules.set(module, modules.get(module)! + 1);
+  if (top > 0) {
+    const gatewayFrames = jsFrames
+      .filter((f) => !f.includes('node_modules'))
+      .map((f) => /JS:[*+~^]?'?(\S*) \S*?\/(apps|packages)\/([^:]+):(\d+)/.exec(f))
+      .filter((m) => m !== null)
+      .map((m) => `${m[1] || '(anonymous)'} ${m[2]}/${m[3]}:${m[4]}`);
+    for (const name of new Set(gatewayFrames)) inclusive.set(name, (inclusive.get(name) ?? 0) + 1);
+  }
 }
 printTable('Kind of work (leaf symbol)', kinds, total);
 printTable('Module (innermost gateway or dependency frame)', modules, total);
+if (top > 0) {
+  const first = [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top);
+  printTable('Gateway function, inclusive (it and its callees)', new Map(first), total);
+}
