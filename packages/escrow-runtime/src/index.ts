@@ -51,6 +51,7 @@ export { PoolPublisher, type PublishedState } from './owned/pool-publisher.js';
 export { PostgresStoredHosts, type StoredHosts } from './owned/stored-hosts.js';
 export { WarmKeyDirectory, type WarmKeyDirectoryOptions } from './owned/warm-keys.js';
 export { OwnershipRuntime, type OwnershipRuntimeOptions } from './ownership-runtime.js';
+
 // The store's group commit, also what the protocol-floor bench shares its statements with.
 export { type Carried, GroupCommit, type GroupCommitOptions } from './store/group-commit.js';
 // Postgres SessionStore (§2.1 tokens minted at acquire, §2.3 fenced write-ahead, §2.5 snapshots).

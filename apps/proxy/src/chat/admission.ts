@@ -251,7 +251,8 @@ export class Admission {
     const now = Date.now();
     const id = key?.keyId ?? NO_KEY;
     const budget = key?.budget;
-    // Concurrent requests' admissions leave in one write at the end of this turn (shared redis/one-write.ts).
+    // Concurrent requests' admissions leave in one write at the end of this turn
+    // (packages/shared redis/one-write.ts).
     holdForTurn(redis);
     const [ok, reason, a, b, c, d] = (await (redis as unknown as Commands).gwAdmit(
       keys.admissionRequests,

@@ -97,7 +97,8 @@ export class RequestAccount {
       deps.metrics.upstreamLatency.observe(served.upstreamMs);
       if (served.ttftMs !== undefined) deps.metrics.timeToFirstToken.observe(served.ttftMs);
     }
-    // Sent in this turn's write, with the other requests' commands of the turn (shared redis/one-write.ts).
+    // Sent in this turn's write, with the other requests' commands of the turn
+    // (packages/shared redis/one-write.ts).
     holdForTurn(deps.redis);
     inOneWrite(deps.redis, () => {
       if (this.ticket !== undefined) void deps.admission.release(this.ticket).catch(() => undefined);
